@@ -1,0 +1,100 @@
+/**
+ * The CLI's flags, parsed with `node:util`'s `parseArgs`.
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { AgentError } from "../errors.ts";
+
+/** How the CLI prints a run. */
+export type OutputFormat = "text" | "json" | "stream-json";
+
+/** The CLI's parsed flags. */
+export interface CliArgs {
+  /** `provider/model`. */
+  model?: string;
+  /** The provider's API root. */
+  baseURL?: string;
+  /** How to print the run. */
+  output: OutputFormat;
+  /** Model calls allowed. */
+  maxTurns?: number;
+  /** Replaces the default system prompt. */
+  systemPrompt?: string;
+  /** Added after the system prompt. */
+  appendSystemPrompt?: string;
+  /** The working directory. */
+  cwd?: string;
+  /** Show help. */
+  help: boolean;
+  /** Show the version. */
+  version: boolean;
+  /** The prompt from the arguments (empty when none). */
+  prompt: string;
+}
+
+/** The command line is wrong; the CLI exits with status 2. */
+export class UsageError extends AgentError {}
+
+const OUTPUTS: readonly OutputFormat[] = ["text", "json", "stream-json"];
+
+/**
+ * Parses the CLI's arguments.
+ *
+ * @example
+ * ```ts
+ * import { parseCliArgs } from "./args.ts";
+ * const args = parseCliArgs(["-m", "openai/gpt-4.1-mini", "--output", "json", "list", "files"]);
+ * if (args.prompt !== "list files" || args.output !== "json") throw new Error("unexpected");
+ * ```
+ */
+export function parseCliArgs(args: readonly string[]): CliArgs {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...args],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        model: { type: "string", short: "m" },
+        "base-url": { type: "string" },
+        output: { type: "string" },
+        "max-turns": { type: "string" },
+        "system-prompt": { type: "string" },
+        "append-system-prompt": { type: "string" },
+        cwd: { type: "string" },
+        help: { type: "boolean", short: "h" },
+        version: { type: "boolean", short: "V" },
+      },
+    });
+  } catch (error) {
+    throw new UsageError(`${(error as Error).message}. Run with --help for the options.`);
+  }
+  const { values, positionals } = parsed;
+  const output = values.output ?? "text";
+  if (!OUTPUTS.includes(output as OutputFormat)) {
+    throw new UsageError(`--output must be one of ${OUTPUTS.join(", ")}, got "${output}"`);
+  }
+  let maxTurns: number | undefined;
+  if (values["max-turns"] !== undefined) {
+    maxTurns = Number(values["max-turns"]);
+    if (!Number.isInteger(maxTurns) || maxTurns < 0) {
+      throw new UsageError(
+        `--max-turns must be a whole number ≥ 0 (0 for no limit), got "${values["max-turns"]}"`,
+      );
+    }
+  }
+  return {
+    model: values.model,
+    baseURL: values["base-url"],
+    output: output as OutputFormat,
+    maxTurns,
+    systemPrompt: values["system-prompt"],
+    appendSystemPrompt: values["append-system-prompt"],
+    cwd: values.cwd,
+    help: values.help ?? false,
+    version: values.version ?? false,
+    prompt: positionals.join(" ").trim(),
+  };
+}

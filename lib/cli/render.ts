@@ -1,0 +1,105 @@
+/**
+ * Prints a run for people: the answer to stdout as it streams; tool activity, retries and the
+ * final summary to stderr.
+ *
+ * @module
+ */
+
+import type { AgentEvent } from "../events.ts";
+
+/** Where the CLI writes. */
+export interface CliOutput {
+  /** Writes to stdout. */
+  out(text: string): void;
+  /** Writes to stderr. */
+  err(text: string): void;
+}
+
+/** Options of {@link textRenderer}. */
+export interface TextRendererOptions {
+  /** Use ANSI colours on stderr. */
+  color: boolean;
+}
+
+/**
+ * A function that prints each event of a run in the `text` output format.
+ *
+ * @example
+ * ```ts
+ * import { textRenderer } from "./render.ts";
+ * let out = "";
+ * const render = textRenderer({ out: (t) => out += t, err: () => {} }, { color: false });
+ * render({ type: "text_delta", text: "Hi" });
+ * if (out !== "Hi") throw new Error("unexpected");
+ * ```
+ */
+export function textRenderer(
+  io: CliOutput,
+  options: TextRendererOptions,
+): (event: AgentEvent) => void {
+  const paint = (code: string, text: string) =>
+    options.color ? `\x1b[${code}m${text}\x1b[0m` : text;
+  const dim = (text: string) => paint("2", text);
+  let atLineStart = true;
+  const newline = () => {
+    if (!atLineStart) io.out("\n");
+    atLineStart = true;
+  };
+
+  return (event) => {
+    switch (event.type) {
+      case "text_delta":
+        io.out(event.text);
+        atLineStart = event.text.endsWith("\n");
+        break;
+      case "tool_call":
+        newline();
+        io.err(`${paint("36", "→")} ${event.name} ${dim(_brief(event.input))}\n`);
+        break;
+      case "tool_result": {
+        const mark = event.isError ? paint("31", "✗") : paint("32", "✓");
+        const detail = event.isError ? ` ${_firstLine(event.output)}` : "";
+        io.err(`  ${mark} ${event.name} ${dim(`${Math.round(event.durationMs)} ms`)}${detail}\n`);
+        break;
+      }
+      case "retry":
+        newline();
+        io.err(
+          `${paint("33", "↻")} retry ${event.attempt} in ${(event.delayMs / 1000).toFixed(1)} s: ` +
+            `${event.error}\n`,
+        );
+        break;
+      case "notice":
+        newline();
+        io.err(`${paint("33", "!")} ${event.message}\n`);
+        break;
+      case "result": {
+        newline();
+        const usage = `${event.usage.inputTokens} in / ${event.usage.outputTokens} out tokens`;
+        const summary = `${event.turns} turns · ${event.toolCalls} tool calls · ${usage} · ` +
+          `${(event.durationMs / 1000).toFixed(1)} s`;
+        if (event.status === "success") io.err(dim(`${summary}\n`));
+        else if (event.status === "error") {
+          io.err(`${paint("31", "error:")} ${event.error?.message ?? "unknown error"}\n`);
+        } else if (event.status === "max_turns") {
+          io.err(
+            `${
+              paint("33", "stopped:")
+            } reached the turn limit (${event.turns}); raise it with --max-turns\n`,
+          );
+        } else io.err(`${paint("33", "interrupted")} ${dim(summary)}\n`);
+        break;
+      }
+    }
+  };
+}
+
+function _brief(input: unknown): string {
+  const text = JSON.stringify(input) ?? "";
+  return text.length > 120 ? `${text.slice(0, 119)}…` : text;
+}
+
+function _firstLine(text: string): string {
+  const line = text.split("\n", 1)[0];
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+}

@@ -1,0 +1,147 @@
+/**
+ * What a run streams ({@link AgentEvent}) and what it returns ({@link RunResult}).
+ *
+ * @module
+ */
+
+import type { Message } from "./messages.ts";
+import type { FinishReason } from "./model.ts";
+import type { Usage } from "./usage.ts";
+
+/** How a run ended. */
+export type RunStatus = "success" | "max_turns" | "aborted" | "error";
+
+/** What a run returns. */
+export interface RunResult {
+  /** How the run ended. */
+  status: RunStatus;
+  /** The final answer: the text of the last assistant message. */
+  text: string;
+  /** The whole conversation: the history passed in, then everything this run added. */
+  messages: Message[];
+  /** Model calls made (one per turn). */
+  turns: number;
+  /** Tool calls made. */
+  toolCalls: number;
+  /** Tokens used by the whole run. */
+  usage: Usage;
+  /** Wall time of the run. */
+  durationMs: number;
+  /** The session the run belongs to. */
+  sessionId: string;
+  /** Why the last model call ended. */
+  finishReason?: FinishReason;
+  /** What went wrong, when `status` is `error`. */
+  error?: { name: string; message: string };
+}
+
+/** What a run streams, in order: `start`, then turns, then `result`. */
+export type AgentEvent =
+  | {
+    /** The run started. */
+    type: "start";
+    /** The session id. */
+    sessionId: string;
+    /** The model, as `provider/model`. */
+    model: string;
+    /** The names of the tools offered to the model. */
+    tools: string[];
+    /** The working directory. */
+    cwd: string;
+  }
+  | {
+    /** A model call begins. */
+    type: "turn_start";
+    /** The turn number, from 1. */
+    turn: number;
+  }
+  | {
+    /** A piece of the answer. */
+    type: "text_delta";
+    /** The text. */
+    text: string;
+  }
+  | {
+    /** A piece of the model's reasoning. */
+    type: "reasoning_delta";
+    /** The text. */
+    text: string;
+  }
+  | {
+    /** The model called a tool; it runs now. */
+    type: "tool_call";
+    /** The call id. */
+    id: string;
+    /** The tool's name. */
+    name: string;
+    /** The arguments. */
+    input: unknown;
+  }
+  | {
+    /** A tool call finished. */
+    type: "tool_result";
+    /** The call id. */
+    id: string;
+    /** The tool's name. */
+    name: string;
+    /** What the model will see. */
+    output: string;
+    /** Whether the call failed. */
+    isError: boolean;
+    /** How long the call took. */
+    durationMs: number;
+    /** A short form for people, when the tool gave one. */
+    display?: string;
+    /** Structured data the tool attached for the caller. */
+    metadata?: Record<string, unknown>;
+  }
+  | {
+    /**
+     * A model call failed and is tried again. Deltas streamed by the failed attempt are void;
+     * `result.text` never repeats them.
+     */
+    type: "retry";
+    /** The retry number, from 1. */
+    attempt: number;
+    /** The wait before the retry. */
+    delayMs: number;
+    /** What failed. */
+    error: string;
+  }
+  | {
+    /** The conversation was compacted to fit the context window. */
+    type: "compaction";
+    /** Estimated tokens before. */
+    tokensBefore: number;
+    /** Estimated tokens after. */
+    tokensAfter: number;
+  }
+  | {
+    /** A message was added to the conversation (input, answer, tool result, nudge). */
+    type: "message";
+    /** The message. */
+    message: Message;
+  }
+  | {
+    /** The loop corrected the model: a repeated call, an announced action not taken. */
+    type: "notice";
+    /** What happened. */
+    kind: "doom_loop" | "nudge";
+    /** The words sent to the model. */
+    message: string;
+  }
+  | {
+    /** A turn ended. */
+    type: "turn_end";
+    /** The turn number. */
+    turn: number;
+    /** Tokens the turn used. */
+    usage: Usage;
+  }
+  | ({
+    /** The run ended. */
+    type: "result";
+  } & Omit<RunResult, "messages">);
+
+/** The `type` of every {@link AgentEvent}. */
+export type AgentEventType = AgentEvent["type"];

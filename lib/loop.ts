@@ -1,0 +1,302 @@
+/**
+ * The agent loop: input → model → tool calls → results back to the model → … until the model
+ * answers. A function over options that streams {@link AgentEvent}s and returns a
+ * {@link RunResult}. It holds no state between runs: history goes in and comes out.
+ *
+ * @module
+ */
+
+import { describeError, ModelBehaviorError } from "./errors.ts";
+import type { AgentEvent, RunResult } from "./events.ts";
+import { announcesAction, repeatGuard } from "./guards.ts";
+import {
+  type AssistantMessage,
+  type Message,
+  textOf,
+  toolCallsOf,
+  type ToolMessage,
+  userMessage,
+} from "./messages.ts";
+import { callModel } from "./model_call.ts";
+import type { Model } from "./model.ts";
+import type { RetryOptions } from "./retry.ts";
+import { type Tool, toolDefinitions, toolRegistry } from "./tool.ts";
+import { runToolCalls, type ToolRunResult } from "./tool_runner.ts";
+import { addUsage, emptyUsage } from "./usage.ts";
+
+/** The default of {@link RunAgentOptions.maxTurns}. */
+export const DEFAULT_MAX_TURNS = 50;
+
+/** The default words of the incomplete-intent nudge. */
+export const NUDGE_MESSAGE =
+  "You announced an action but did not call a tool, so nothing happened. If there is more to " +
+  "do, call the tool now. If you are done, give your final answer.";
+
+/** What the caller learns when a run reaches its turn limit. */
+export interface MaxTurnsInfo {
+  /** Turns taken so far. */
+  turns: number;
+  /** The conversation so far. */
+  messages: readonly Message[];
+}
+
+/** How to nudge a model that announces an action and stops. */
+export interface NudgeOptions {
+  /** Nudges per run (default 2). */
+  max?: number;
+  /** The words sent to the model. */
+  message?: string;
+}
+
+/** Options of {@link runAgent}. */
+export interface RunAgentOptions {
+  /** The model to call. */
+  model: Model;
+  /** The conversation so far (default none). It is not changed. */
+  messages?: readonly Message[];
+  /** What the user says now: text, or messages appended to the history. */
+  input?: string | readonly Message[];
+  /** The system prompt. */
+  systemPrompt?: string;
+  /** The tools the model may call. */
+  tools?: readonly Tool[];
+  /** Model calls allowed (default 50); 0 removes the limit. */
+  maxTurns?: number;
+  /**
+   * Called when the turn limit is reached while the model still works; returns how many more
+   * turns to allow (0 ends the run with status `max_turns`).
+   */
+  onMaxTurns?: (info: MaxTurnsInfo) => number | Promise<number>;
+  /** Cancels the run; it then ends promptly with status `aborted`. */
+  signal?: AbortSignal;
+  /** The working directory given to tools (default `Deno.cwd()` when readable, else `.`). */
+  cwd?: string;
+  /** The session id reported in events (default a new UUID). */
+  sessionId?: string;
+  /** The most output tokens per model call. */
+  maxOutputTokens?: number;
+  /** Sampling temperature. */
+  temperature?: number;
+  /** How failed model calls are retried. */
+  retry?: RetryOptions;
+  /** Tool calls of one turn that may run at once (default 8). */
+  toolConcurrency?: number;
+  /** The longest a tool call may take unless the tool says otherwise (default 10 minutes). */
+  toolTimeoutMs?: number;
+  /** Tool output beyond this many characters is cut (default 50,000). */
+  maxToolOutputChars?: number;
+  /** The incomplete-intent nudge; `false` turns it off. */
+  nudge?: NudgeOptions | false;
+}
+
+/**
+ * Runs the agent loop, streaming every step as an event and returning the result. Failures
+ * (provider errors after retries, a model stuck in a loop) end the run with status `error`;
+ * only invalid options throw.
+ *
+ * @example
+ * ```ts
+ * import { runAgent } from "./loop.ts";
+ * import { scriptedModel } from "./scripted_model.ts";
+ * const run = runAgent({ model: scriptedModel([{ text: "Hello!" }]), input: "Hi" });
+ * let step = await run.next();
+ * while (!step.done) step = await run.next();
+ * if (step.value.text !== "Hello!") throw new Error("unexpected");
+ * ```
+ */
+export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunResult> {
+  const started = performance.now();
+  const { model } = options;
+  let limit = options.maxTurns ?? DEFAULT_MAX_TURNS;
+  if (!Number.isInteger(limit) || limit < 0) {
+    throw new RangeError(`maxTurns must be a whole number ≥ 0, got ${limit}`);
+  }
+  const registry = toolRegistry(options.tools ?? []);
+  const definitions = toolDefinitions(registry.values());
+  const sessionId = options.sessionId ?? crypto.randomUUID();
+  const cwd = options.cwd ?? _cwd();
+  const maxNudges = options.nudge === false ? 0 : options.nudge?.max ?? 2;
+  const nudgeText = (options.nudge ? options.nudge.message : undefined) ?? NUDGE_MESSAGE;
+  const guard = repeatGuard();
+  // Aborted when the caller cancels, and when the caller stops reading the stream early.
+  const stop = new AbortController();
+  const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
+
+  const messages: Message[] = [...(options.messages ?? [])];
+  const result: RunResult = {
+    status: "success",
+    text: "",
+    messages,
+    turns: 0,
+    toolCalls: 0,
+    usage: emptyUsage(),
+    durationMs: 0,
+    sessionId,
+  };
+  let nudges = 0;
+
+  try {
+    yield {
+      type: "start",
+      sessionId,
+      model: `${model.provider}/${model.id}`,
+      tools: [...registry.keys()],
+      cwd,
+    };
+    const input = typeof options.input === "string"
+      ? [userMessage(options.input)]
+      : options.input ?? [];
+    for (const message of input) yield* _push(messages, message);
+
+    while (true) {
+      if (signal.aborted) {
+        result.status = "aborted";
+        break;
+      }
+      if (limit > 0 && result.turns >= limit) {
+        const more = await options.onMaxTurns?.({ turns: result.turns, messages }) ?? 0;
+        if (!(more > 0)) {
+          result.status = "max_turns";
+          break;
+        }
+        limit += more;
+      }
+      const turn = ++result.turns;
+      yield { type: "turn_start", turn };
+
+      const answer = yield* callModel(model, {
+        system: options.systemPrompt,
+        messages,
+        tools: definitions,
+        maxOutputTokens: options.maxOutputTokens,
+        temperature: options.temperature,
+        signal,
+      }, options.retry);
+      addUsage(result.usage, answer.usage);
+      result.finishReason = answer.finishReason;
+
+      if (answer.aborted) {
+        // Keep what the model said; drop calls that will never run.
+        const content = answer.content.filter((part) => part.type !== "tool_call");
+        if (content.length > 0) yield* _push(messages, { role: "assistant", content });
+        yield { type: "turn_end", turn, usage: answer.usage };
+        result.status = "aborted";
+        break;
+      }
+      const assistant: AssistantMessage = { role: "assistant", content: answer.content };
+      yield* _push(messages, assistant);
+      const calls = toolCallsOf(assistant);
+
+      if (calls.length === 0) {
+        yield { type: "turn_end", turn, usage: answer.usage };
+        if (nudges < maxNudges && registry.size > 0 && announcesAction(textOf(assistant))) {
+          nudges++;
+          yield { type: "notice", kind: "nudge", message: nudgeText };
+          yield* _push(messages, userMessage(nudgeText));
+          continue;
+        }
+        break;
+      }
+
+      // The doom-loop guard sees every call; a stop means none of this turn's calls run.
+      const verdicts = calls.map((call) => guard.observe(call));
+      for (const c of calls) yield { type: "tool_call", id: c.id, name: c.name, input: c.input };
+      const results: ToolRunResult[] = new Array(calls.length);
+      const stopped = verdicts.find((verdict) => verdict.action === "stop");
+      if (stopped) {
+        const name = calls[verdicts.indexOf(stopped)].name;
+        const reason = `The run stopped: "${name}" was called ${stopped.count} times in a row ` +
+          `with the same input.`;
+        for (const [index, call] of calls.entries()) {
+          results[index] = { call, output: `Not run. ${reason}`, isError: true, durationMs: 0 };
+          yield _resultEvent(results[index]);
+        }
+        result.status = "error";
+        result.error = describeError(new ModelBehaviorError(reason));
+      } else {
+        const running = runToolCalls(calls, registry, {
+          cwd,
+          signal,
+          concurrency: options.toolConcurrency,
+          timeoutMs: options.toolTimeoutMs,
+          maxOutputChars: options.maxToolOutputChars,
+        });
+        for await (const [index, done] of running) {
+          if (verdicts[index].action === "warn") {
+            const message = _repeatWarning(verdicts[index].count);
+            done.output += `\n\n[${message}]`;
+            yield { type: "notice", kind: "doom_loop", message };
+          }
+          results[index] = done;
+          yield _resultEvent(done);
+        }
+      }
+      result.toolCalls += calls.length;
+      for (const done of results) yield* _push(messages, _toolMessage(done));
+      yield { type: "turn_end", turn, usage: answer.usage };
+      if (result.status === "error") break;
+    }
+  } catch (error) {
+    result.status = "error";
+    result.error = describeError(error);
+  } finally {
+    stop.abort();
+  }
+
+  result.text = _lastText(messages, options.messages?.length ?? 0);
+  result.durationMs = performance.now() - started;
+  const { messages: _, ...summary } = result;
+  yield { type: "result", ...summary };
+  return result;
+}
+
+function _repeatWarning(count: number): string {
+  return `You have made this exact call ${count} times in a row with the same input; the ` +
+    `result will not change. Try something different, or give your answer if you are done.`;
+}
+
+function* _push(messages: Message[], message: Message): Generator<AgentEvent> {
+  messages.push(message);
+  yield { type: "message", message };
+}
+
+function _toolMessage(done: ToolRunResult): ToolMessage {
+  return {
+    role: "tool",
+    toolCallId: done.call.id,
+    name: done.call.name,
+    content: done.output,
+    isError: done.isError,
+  };
+}
+
+function _resultEvent(done: ToolRunResult): AgentEvent {
+  const event: AgentEvent = {
+    type: "tool_result",
+    id: done.call.id,
+    name: done.call.name,
+    output: done.output,
+    isError: done.isError,
+    durationMs: done.durationMs,
+  };
+  if (done.display !== undefined) event.display = done.display;
+  if (done.metadata !== undefined) event.metadata = done.metadata;
+  return event;
+}
+
+/** The text of the last assistant message this run added. */
+function _lastText(messages: readonly Message[], from: number): string {
+  for (let i = messages.length - 1; i >= from; i--) {
+    const message = messages[i];
+    if (message.role === "assistant") return textOf(message);
+  }
+  return "";
+}
+
+function _cwd(): string {
+  try {
+    return Deno.cwd();
+  } catch {
+    return ".";
+  }
+}

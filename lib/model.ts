@@ -1,0 +1,108 @@
+/**
+ * The narrow interface between the agent loop and a language model. Providers implement it;
+ * the loop knows nothing else about them.
+ *
+ * @module
+ */
+
+import type { Message, ToolCallPart } from "./messages.ts";
+import type { Usage } from "./usage.ts";
+
+/** A JSON Schema object, as sent to the model to describe a tool's input. */
+export type JsonSchema = { [key: string]: unknown };
+
+/** A tool as the model sees it. */
+export interface ToolDefinition {
+  /** The tool's name. */
+  name: string;
+  /** What the tool does and when to use it. */
+  description: string;
+  /** The JSON Schema of the tool's input object. */
+  inputSchema: JsonSchema;
+}
+
+/**
+ * Why a model call ended: a natural stop, tool calls, the output limit, a content filter,
+ * or anything else a provider reports.
+ */
+export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter" | "other";
+
+/** One call to a model. */
+export interface ModelRequest {
+  /** The system prompt. */
+  system?: string;
+  /** The conversation so far. The model must not change it. */
+  messages: readonly Message[];
+  /** The tools the model may call. */
+  tools: readonly ToolDefinition[];
+  /** The most output tokens the model may produce. */
+  maxOutputTokens?: number;
+  /** Sampling temperature. */
+  temperature?: number;
+  /** Aborts the call. */
+  signal?: AbortSignal;
+}
+
+/** What a model yields while it answers. */
+export type ModelEvent =
+  | {
+    /** A piece of the answer's text. */
+    type: "text_delta";
+    /** The text. */
+    text: string;
+  }
+  | {
+    /** A piece of the model's reasoning. */
+    type: "reasoning_delta";
+    /** The text. */
+    text: string;
+  }
+  | {
+    /** The end of a reasoning block, with what the provider needs to receive it back. */
+    type: "reasoning_end";
+    /** An opaque signature of the block. */
+    signature?: string;
+    /** Opaque encrypted reasoning, when the provider redacted it. */
+    redacted?: string;
+  }
+  | {
+    /** A complete tool call. */
+    type: "tool_call";
+    /** The call. */
+    call: ToolCallPart;
+  }
+  | {
+    /** The end of the answer. Always the last event of a successful call. */
+    type: "finish";
+    /** Why the answer ended. */
+    reason: FinishReason;
+    /** Tokens the call consumed. */
+    usage: Usage;
+  };
+
+/**
+ * A language model. `stream()` yields the answer's events and ends with one `finish` event;
+ * it throws an {@link import("./errors.ts").ProviderError} when the provider fails.
+ *
+ * @example
+ * ```ts
+ * import type { Model, ModelEvent } from "./model.ts";
+ * const echo: Model = {
+ *   provider: "echo",
+ *   id: "echo-1",
+ *   async *stream(request): AsyncGenerator<ModelEvent> {
+ *     const last = request.messages.at(-1);
+ *     yield { type: "text_delta", text: last?.role === "user" ? last.content : "" };
+ *     yield { type: "finish", reason: "stop", usage: { inputTokens: 1, outputTokens: 1 } };
+ *   },
+ * };
+ * ```
+ */
+export interface Model {
+  /** The provider's name, e.g. `openai`. */
+  readonly provider: string;
+  /** The model's id at the provider, e.g. `gpt-4.1-mini`. */
+  readonly id: string;
+  /** Streams one answer. */
+  stream(request: ModelRequest): AsyncIterable<ModelEvent>;
+}

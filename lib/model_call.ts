@@ -1,0 +1,168 @@
+/**
+ * One model call as the loop sees it: streamed deltas, retries with backoff, and the assembled
+ * assistant message.
+ *
+ * @module
+ */
+
+import { abortable, sleep } from "./async.ts";
+import { ProviderError } from "./errors.ts";
+import type { AgentEvent } from "./events.ts";
+import type { AssistantPart, ReasoningPart } from "./messages.ts";
+import type { FinishReason, Model, ModelRequest } from "./model.ts";
+import { isRetryable, RETRY_DEFAULTS, retryDelay, type RetryOptions } from "./retry.ts";
+import type { Usage } from "./usage.ts";
+
+/** The outcome of a model call. */
+export interface ModelCallResult {
+  /** The answer's parts, in the order they came. */
+  content: AssistantPart[];
+  /** Why the answer ended; absent when the call was aborted. */
+  finishReason?: FinishReason;
+  /** Tokens the successful attempt used. */
+  usage: Usage;
+  /** Whether the signal aborted the call; `content` then holds what arrived before. */
+  aborted: boolean;
+}
+
+/** The events a model call streams to the run. */
+export type ModelCallEvent = Extract<
+  AgentEvent,
+  { type: "text_delta" | "reasoning_delta" | "retry" }
+>;
+
+/**
+ * Calls the model, streaming its deltas, and tries again after retryable failures. Deltas of a
+ * failed attempt were already streamed; the `retry` event that follows voids them, and the
+ * returned content holds only the successful attempt's parts.
+ *
+ * @example
+ * ```ts
+ * import { callModel } from "./model_call.ts";
+ * import { scriptedModel } from "./scripted_model.ts";
+ * const call = callModel(scriptedModel([{ text: "hi" }]), {
+ *   messages: [],
+ *   tools: [],
+ *   signal: new AbortController().signal,
+ * });
+ * let step = await call.next();
+ * while (!step.done) step = await call.next();
+ * if (step.value.content[0].type !== "text") throw new Error("unexpected");
+ * ```
+ */
+export async function* callModel(
+  model: Model,
+  request: ModelRequest & { signal: AbortSignal },
+  retry: RetryOptions = {},
+): AsyncGenerator<ModelCallEvent, ModelCallResult> {
+  const maxRetries = retry.maxRetries ?? RETRY_DEFAULTS.maxRetries;
+  for (let attempt = 0;; attempt++) {
+    const parts = new _Parts();
+    let finish: { reason: FinishReason; usage: Usage } | undefined;
+    try {
+      for await (const event of abortable(model.stream(request), request.signal)) {
+        switch (event.type) {
+          case "text_delta":
+            if (event.text === "") break;
+            parts.text(event.text);
+            yield event;
+            break;
+          case "reasoning_delta":
+            if (event.text === "") break;
+            parts.reasoning(event.text);
+            yield event;
+            break;
+          case "reasoning_end":
+            parts.endReasoning(event.signature, event.redacted);
+            break;
+          case "tool_call":
+            parts.toolCall(event.call);
+            break;
+          case "finish":
+            finish = { reason: event.reason, usage: event.usage };
+            break;
+        }
+      }
+      if (request.signal.aborted) {
+        return { content: parts.done(), usage: { inputTokens: 0, outputTokens: 0 }, aborted: true };
+      }
+      if (!finish) {
+        throw new ProviderError(`${model.provider} ended the answer before it finished`, {
+          retryable: true,
+        });
+      }
+      return {
+        content: parts.done(),
+        finishReason: finish.reason,
+        usage: finish.usage,
+        aborted: false,
+      };
+    } catch (error) {
+      if (request.signal.aborted) {
+        return { content: parts.done(), usage: { inputTokens: 0, outputTokens: 0 }, aborted: true };
+      }
+      if (!isRetryable(error) || attempt >= maxRetries) throw error;
+      const delayMs = retryDelay(attempt + 1, error, retry);
+      yield { type: "retry", attempt: attempt + 1, delayMs, error: error.message };
+      try {
+        await sleep(delayMs, request.signal);
+      } catch {
+        return { content: [], usage: { inputTokens: 0, outputTokens: 0 }, aborted: true };
+      }
+    }
+  }
+}
+
+/** Assembles streamed deltas into message parts, merging consecutive deltas of one kind. */
+class _Parts {
+  #parts: AssistantPart[] = [];
+  #pieces: string[] = [];
+  #kind: "text" | "reasoning" | undefined;
+
+  text(text: string): void {
+    this.#piece("text", text);
+  }
+
+  reasoning(text: string): void {
+    this.#piece("reasoning", text);
+  }
+
+  endReasoning(signature?: string, redacted?: string): void {
+    if (this.#kind !== "reasoning") {
+      this.#flush();
+      this.#kind = "reasoning"; // a block without deltas, e.g. redacted reasoning
+    }
+    const part = this.#flush() as ReasoningPart;
+    if (signature !== undefined) part.signature = signature;
+    if (redacted !== undefined) part.redacted = redacted;
+  }
+
+  toolCall(call: AssistantPart): void {
+    this.#flush();
+    this.#parts.push(call);
+  }
+
+  done(): AssistantPart[] {
+    this.#flush();
+    return this.#parts;
+  }
+
+  #piece(kind: "text" | "reasoning", text: string): void {
+    if (this.#kind !== kind) this.#flush();
+    this.#kind = kind;
+    this.#pieces.push(text);
+  }
+
+  #flush(): AssistantPart | undefined {
+    const kind = this.#kind;
+    if (kind === undefined) return undefined;
+    const text = this.#pieces.join("");
+    this.#pieces = [];
+    this.#kind = undefined;
+    const part: AssistantPart = kind === "text"
+      ? { type: "text", text }
+      : { type: "reasoning", text };
+    this.#parts.push(part);
+    return part;
+  }
+}

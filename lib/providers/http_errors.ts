@@ -1,0 +1,94 @@
+/**
+ * Turns a provider's HTTP failure into the library's errors: rejected credentials are the
+ * caller's to fix ({@link ConfigError}), an overflowing context is a
+ * {@link ContextLengthError}, and rate limits, timeouts and server faults are retryable.
+ *
+ * @module
+ */
+
+import { ConfigError, ContextLengthError, ProviderError } from "../errors.ts";
+import { parseRetryAfter } from "../retry.ts";
+
+/** What is known about a failed HTTP call. */
+export interface HttpFailure {
+  /** The provider's name. */
+  provider: string;
+  /** The HTTP status. */
+  status: number;
+  /** The provider's message. */
+  message: string;
+  /** The provider's error code or type, if any. */
+  code?: string;
+  /** The response headers. */
+  headers?: Headers;
+  /** The env var that holds the key, for the advice in a credentials error. */
+  keyEnv?: string;
+  /** The model asked for. */
+  model?: string;
+  /** The original error. */
+  cause?: unknown;
+}
+
+const CONTEXT_LENGTH =
+  /context[_ ]length|context window|maximum context|prompt is too long|input is too long|too many tokens|reduce the length|exceeds? (?:the )?(?:model'?s? )?(?:maximum |max )?(?:context|token|input)|token limit/i;
+
+/**
+ * Whether a provider's error message says the conversation does not fit the context window.
+ *
+ * @example
+ * ```ts
+ * import { isContextLengthMessage } from "./http_errors.ts";
+ * if (!isContextLengthMessage("This model's maximum context length is 8192 tokens")) {
+ *   throw new Error("unexpected");
+ * }
+ * ```
+ */
+export function isContextLengthMessage(message: string, code?: string): boolean {
+  return code === "context_length_exceeded" || CONTEXT_LENGTH.test(message);
+}
+
+/**
+ * The library error for an HTTP failure.
+ *
+ * @example
+ * ```ts
+ * import { ProviderError } from "../errors.ts";
+ * import { httpError } from "./http_errors.ts";
+ * const error = httpError({ provider: "openai", status: 429, message: "slow down" });
+ * if (!(error instanceof ProviderError) || !error.retryable) throw new Error("unexpected");
+ * ```
+ */
+export function httpError(failure: HttpFailure): ConfigError | ProviderError {
+  const { provider, status, message, code, cause } = failure;
+  if (status === 401 || status === 403) {
+    const advice = failure.keyEnv ? `check ${failure.keyEnv}` : "check the API key";
+    return new ConfigError(
+      `${provider} refused the request (${status}): ${message}. The key is wrong or lacks ` +
+        `access: ${advice}.`,
+      { cause },
+    );
+  }
+  if (status === 404) {
+    return new ConfigError(
+      `${provider} answered 404 (${message})${
+        failure.model ? ` for model "${failure.model}"` : ""
+      }: check the model name and the base URL.`,
+      { cause },
+    );
+  }
+  if (
+    (status === 400 || status === 413 || status === 422) && isContextLengthMessage(message, code)
+  ) {
+    return new ContextLengthError(
+      `The conversation is too long for the model's context window (${provider}: ${message})`,
+      { status, cause },
+    );
+  }
+  const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
+  return new ProviderError(`${provider} failed with ${status}: ${message}`, {
+    status,
+    retryable,
+    retryAfterMs: retryable ? parseRetryAfter(failure.headers) : undefined,
+    cause,
+  });
+}

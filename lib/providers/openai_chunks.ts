@@ -1,0 +1,307 @@
+/**
+ * Reads Chat Completions stream chunks into model events, coping with how real
+ * OpenAI-compatible servers stream: tool-call deltas without `index` or with the same index for
+ * every call, missing or repeated ids and names, arguments sent whole, cumulatively, or as a
+ * JSON object, `finish_reason: "stop"` after tool calls, reasoning under several field names
+ * or inline as `<think>` tags, usage in any chunk, and errors inside the stream.
+ *
+ * @module
+ */
+
+import { ProviderError } from "../errors.ts";
+import type { ToolCallPart } from "../messages.ts";
+import type { FinishReason, ModelEvent } from "../model.ts";
+import type { Usage } from "../usage.ts";
+import { type ContentPiece, thinkTagSplitter } from "./think_tags.ts";
+
+// deno-lint-ignore no-explicit-any
+type Json = any;
+
+interface _Slot {
+  id: string;
+  name: string;
+  args: string;
+  extra?: Record<string, unknown>;
+}
+
+/** What the reader gives back once the stream has ended. */
+export interface ChunkReaderEnd {
+  /** The complete tool calls and the `finish` event. */
+  events: ModelEvent[];
+  /** Whether a `finish_reason` arrived at all. */
+  finished: boolean;
+}
+
+/**
+ * A reader of one streamed answer: `read()` each parsed chunk (yielding text and reasoning as
+ * it comes), then `end()` for the complete tool calls and the finish.
+ *
+ * @example
+ * ```ts
+ * import { chunkReader } from "./openai_chunks.ts";
+ * const reader = chunkReader("test");
+ * reader.read({ choices: [{ delta: { tool_calls: [{ function: { name: "ls", arguments: { path: "." } } }] } }] });
+ * reader.read({ choices: [{ delta: {}, finish_reason: "stop" }] });
+ * const [call, finish] = reader.end().events;
+ * if (call.type !== "tool_call" || finish.type !== "finish") throw new Error("unexpected");
+ * ```
+ */
+export function chunkReader(provider: string): {
+  read(chunk: Json): ModelEvent[];
+  end(): ChunkReaderEnd;
+} {
+  const slots: _Slot[] = [];
+  const byIndex = new Map<number, _Slot>();
+  const byId = new Map<string, _Slot>();
+  const think = thinkTagSplitter();
+  let finishReason: string | undefined;
+  let usage: Json;
+
+  const slotFor = (delta: Json): _Slot => {
+    const id = _text(delta.id);
+    const name = _text(delta.function?.name);
+    const index = typeof delta.index === "number" ? delta.index : undefined;
+    let slot = id ? byId.get(id) : undefined;
+    if (!slot) {
+      const candidate = index === undefined ? slots.at(-1) : byIndex.get(index);
+      // A server may reuse an index (or send none) for the next call: a new id, or a new
+      // name with arguments after the current call's arguments are complete, starts a call.
+      const startsNew = candidate !== undefined && (
+        (id !== "" && candidate.id !== "" && candidate.id !== id) ||
+        (id === "" && name !== "" && candidate.name !== "" &&
+          _text(delta.function?.arguments) !== "" && _isJson(candidate.args))
+      );
+      slot = startsNew ? undefined : candidate;
+    }
+    if (!slot) {
+      slot = { id: "", name: "", args: "" };
+      slots.push(slot);
+    }
+    if (index !== undefined) byIndex.set(index, slot);
+    if (id && !slot.id) {
+      slot.id = id;
+      byId.set(id, slot);
+    }
+    if (name && !slot.name) slot.name = name;
+    return slot;
+  };
+
+  const read = (chunk: Json): ModelEvent[] => {
+    if (chunk === null || typeof chunk !== "object") return [];
+    if (chunk.error || chunk.object === "error") throw streamError(provider, chunk.error ?? chunk);
+    const reported = chunk.usage ?? chunk.x_groq?.usage;
+    if (reported && typeof reported === "object") usage = reported;
+    if (!Array.isArray(chunk.choices)) return [];
+    const events: ModelEvent[] = [];
+    for (const choice of chunk.choices) {
+      if (!choice || (choice.index !== undefined && choice.index !== 0)) continue;
+      const delta = choice.delta ?? choice.message ?? {};
+      const reasoning = _text(delta.reasoning_content) || _text(delta.reasoning) ||
+        _detailsText(delta.reasoning_details);
+      if (reasoning) events.push({ type: "reasoning_delta", text: reasoning });
+      for (const piece of _content(delta.content, think)) {
+        events.push({
+          type: piece.kind === "text" ? "text_delta" : "reasoning_delta",
+          text: piece.text,
+        });
+      }
+      if (Array.isArray(delta.tool_calls)) {
+        for (const part of delta.tool_calls) {
+          if (!part || typeof part !== "object") continue;
+          const slot = slotFor(part);
+          _mergeArgs(slot, part.function?.arguments, _text(part.function?.name) !== "");
+          if (part.extra_content && typeof part.extra_content === "object") {
+            slot.extra = { extra_content: part.extra_content };
+          }
+        }
+      }
+      const reason = _text(choice.finish_reason);
+      if (reason === "error") {
+        throw new ProviderError(`${provider} reported an error in the stream`, { retryable: true });
+      }
+      if (reason) finishReason = reason;
+    }
+    return events;
+  };
+
+  const end = (): ChunkReaderEnd => {
+    const events: ModelEvent[] = think.end().map((piece) => ({
+      type: piece.kind === "text" ? "text_delta" : "reasoning_delta",
+      text: piece.text,
+    }));
+    const seen = new Set<string>();
+    for (const slot of slots) {
+      if (!slot.name) continue;
+      let id = slot.id;
+      if (!id || seen.has(id)) id = `call_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
+      seen.add(id);
+      events.push({ type: "tool_call", call: _toolCall(id, slot) });
+    }
+    const hasCalls = events.some((event) => event.type === "tool_call");
+    events.push({
+      type: "finish",
+      reason: hasCalls ? "tool_calls" : mapFinishReason(finishReason),
+      usage: mapUsage(usage),
+    });
+    return { events, finished: finishReason !== undefined };
+  };
+
+  return { read, end };
+}
+
+/**
+ * Maps a server's `finish_reason` onto the neutral {@link FinishReason}.
+ *
+ * @example
+ * ```ts
+ * import { mapFinishReason } from "./openai_chunks.ts";
+ * if (mapFinishReason("eos") !== "stop") throw new Error("unexpected");
+ * ```
+ */
+export function mapFinishReason(reason: string | undefined): FinishReason {
+  switch (reason) {
+    case undefined:
+    case "stop":
+    case "eos":
+    case "eos_token":
+    case "end_turn":
+    case "stop_sequence":
+      return "stop";
+    case "length":
+    case "max_tokens":
+    case "model_length":
+      return "length";
+    case "tool_calls":
+    case "function_call":
+    case "tool_use":
+      return "tool_calls";
+    case "content_filter":
+    case "safety":
+      return "content_filter";
+    default:
+      return "other";
+  }
+}
+
+/**
+ * Maps a Chat Completions `usage` object onto {@link Usage}.
+ *
+ * @example
+ * ```ts
+ * import { mapUsage } from "./openai_chunks.ts";
+ * const usage = mapUsage({ prompt_tokens: 10, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 4 } });
+ * if (usage.cacheReadTokens !== 4) throw new Error("unexpected");
+ * ```
+ */
+export function mapUsage(raw: Json): Usage {
+  const usage: Usage = {
+    inputTokens: _count(raw?.prompt_tokens),
+    outputTokens: _count(raw?.completion_tokens),
+  };
+  const cached = _count(raw?.prompt_tokens_details?.cached_tokens ?? raw?.prompt_cache_hit_tokens);
+  if (cached) usage.cacheReadTokens = cached;
+  const reasoning = _count(raw?.completion_tokens_details?.reasoning_tokens);
+  if (reasoning) usage.reasoningTokens = reasoning;
+  return usage;
+}
+
+/**
+ * The error for an `{"error": …}` object a server sent inside a stream (or in a JSON body).
+ * Mid-stream errors are retryable unless they say the request itself is wrong.
+ *
+ * @example
+ * ```ts
+ * import { streamError } from "./openai_chunks.ts";
+ * const error = streamError("test", { message: "Provider disconnected", code: 502 });
+ * if (!error.retryable) throw new Error("unexpected");
+ * ```
+ */
+export function streamError(provider: string, error: Json): ProviderError {
+  const message = typeof error === "string"
+    ? error
+    : _text(error?.message) || JSON.stringify(error);
+  const code = Number(error?.code ?? error?.status);
+  const status = Number.isInteger(code) && code >= 100 && code < 600 ? code : undefined;
+  const text = `${provider} sent an error in the stream: ${message}`;
+  const retryable = status === undefined ? !/invalid|not supported|unsupported/i.test(message) : (
+    status === 408 || status === 409 || status === 429 || status >= 500
+  );
+  return new ProviderError(text, { status, retryable });
+}
+
+function _toolCall(id: string, slot: _Slot): ToolCallPart {
+  const call: ToolCallPart = { type: "tool_call", id, name: slot.name, input: {} };
+  const raw = slot.args.trim();
+  if (raw !== "" && raw !== "null") {
+    try {
+      const input = JSON.parse(raw);
+      if (input !== null && typeof input === "object" && !Array.isArray(input)) call.input = input;
+      else call.invalidInput = raw;
+    } catch {
+      call.invalidInput = raw;
+    }
+  }
+  if (slot.extra) call.extra = slot.extra;
+  return call;
+}
+
+/** Merges an arguments delta into a slot, whatever the server's way of sending them. */
+function _mergeArgs(slot: _Slot, incoming: unknown, named: boolean): void {
+  if (incoming === null || incoming === undefined) return;
+  if (typeof incoming === "object") {
+    slot.args = JSON.stringify(incoming); // sent as an object: always whole
+    return;
+  }
+  const text = String(incoming);
+  if (text === "") return;
+  if (slot.args === "" || text.startsWith(slot.args)) {
+    slot.args = text; // the first piece, or a server re-sending everything so far
+  } else if (
+    !named && text.trimStart().startsWith("{") && slot.args.trimEnd().endsWith("}") &&
+    _isJson(slot.args) && _isJson(text)
+  ) {
+    slot.args = text; // complete arguments sent again, corrected
+  } else {
+    slot.args += text;
+  }
+}
+
+function _content(content: unknown, think: ReturnType<typeof thinkTagSplitter>): ContentPiece[] {
+  if (typeof content === "string") return content ? think.push(content) : [];
+  if (!Array.isArray(content)) return [];
+  // Content as parts (Mistral's reasoning models): text parts and thinking parts.
+  const pieces: ContentPiece[] = [];
+  for (const part of content) {
+    if (part?.type === "text" && _text(part.text)) pieces.push(...think.push(part.text));
+    if (part?.type === "thinking") {
+      const text = Array.isArray(part.thinking)
+        ? part.thinking.map((inner: Json) => _text(inner?.text)).join("")
+        : _text(part.thinking);
+      if (text) pieces.push({ kind: "reasoning", text });
+    }
+  }
+  return pieces;
+}
+
+function _detailsText(details: unknown): string {
+  if (!Array.isArray(details)) return "";
+  return details.map((detail) => _text(detail?.text) || _text(detail?.summary)).join("");
+}
+
+function _text(value: unknown): string {
+  return typeof value === "string" ? value : "";
+}
+
+function _count(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) ? value : 0;
+}
+
+function _isJson(text: string): boolean {
+  if (text.trim() === "") return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}

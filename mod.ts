@@ -1,0 +1,101 @@
+/**
+ * @x/agent: a Deno-native LLM agent. The loop streams every step as an event; tools are typed
+ * with zod and declare the capabilities they need; providers are OpenAI-compatible servers.
+ *
+ * Run as a program (`deno run -A jsr:@x/agent "task"`), this module starts the CLI.
+ *
+ * @example
+ * ```ts
+ * import { Agent, defineTool } from "@x/agent";
+ * import { scriptedModel } from "@x/agent/testing";
+ * import { z } from "zod";
+ *
+ * const weather = defineTool({
+ *   name: "get_weather",
+ *   description: "Current weather for a city",
+ *   parameters: z.object({ city: z.string() }),
+ *   execute: ({ city }) => `22°C in ${city}`,
+ * });
+ * // A scripted model stands in for "openai/gpt-4.1-mini" here.
+ * const model = scriptedModel([
+ *   { toolCalls: [{ name: "get_weather", input: { city: "Paris" } }] },
+ *   { text: "It is 22°C in Paris." },
+ * ]);
+ * const agent = new Agent({ model, tools: [weather] });
+ * const result = await agent.run("Weather in Paris?");
+ * if (result.status !== "success" || result.toolCalls !== 1) throw new Error("unexpected");
+ * ```
+ *
+ * @module
+ */
+
+export { Agent, type AgentOptions, type RunOptions } from "./lib/agent.ts";
+export {
+  DEFAULT_MAX_TURNS,
+  type MaxTurnsInfo,
+  NUDGE_MESSAGE,
+  type NudgeOptions,
+  runAgent,
+  type RunAgentOptions,
+} from "./lib/loop.ts";
+export type { AgentEvent, AgentEventType, RunResult, RunStatus } from "./lib/events.ts";
+export {
+  type AssistantMessage,
+  type AssistantPart,
+  type Message,
+  type ReasoningPart,
+  textOf,
+  type TextPart,
+  type ToolCallPart,
+  toolCallsOf,
+  type ToolMessage,
+  type UserMessage,
+  userMessage,
+} from "./lib/messages.ts";
+export type {
+  FinishReason,
+  JsonSchema,
+  Model,
+  ModelEvent,
+  ModelRequest,
+  ToolDefinition,
+} from "./lib/model.ts";
+export {
+  CAPABILITIES,
+  type Capability,
+  defineTool,
+  type Tool,
+  type ToolContext,
+  toolDefinitions,
+  type ToolInputCheck,
+  type ToolOutput,
+  toolRegistry,
+  type ToolReturn,
+  type ToolSpec,
+} from "./lib/tool.ts";
+export {
+  runToolCall,
+  runToolCalls,
+  TOOL_DEFAULTS,
+  type ToolRunOptions,
+  type ToolRunResult,
+  truncateOutput,
+} from "./lib/tool_runner.ts";
+export {
+  AgentError,
+  ConfigError,
+  ContextLengthError,
+  describeError,
+  ModelBehaviorError,
+  ProviderError,
+  type ProviderErrorOptions,
+} from "./lib/errors.ts";
+export { RETRY_DEFAULTS, type RetryOptions } from "./lib/retry.ts";
+export { addUsage, emptyUsage, type Usage } from "./lib/usage.ts";
+export { OPENAI_BASE_URL, openaiModel, type OpenAIModelOptions } from "./lib/providers/openai.ts";
+export { PROVIDER_NAMES, resolveModel, type ResolveModelOptions } from "./lib/providers/resolve.ts";
+
+if (import.meta.main) {
+  const { main } = await import("./cli.ts");
+  Deno.exit(await main(Deno.args));
+}

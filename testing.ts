@@ -1,0 +1,34 @@
+/**
+ * Test doubles for agents: a scripted model that plays answers from a script, and a loopback
+ * server that speaks the OpenAI Chat Completions streaming format with real servers' habits
+ * and faults.
+ *
+ * @example
+ * ```ts
+ * import { Agent } from "@x/agent";
+ * import { scriptedModel } from "@x/agent/testing";
+ * const agent = new Agent({ model: scriptedModel([{ text: "Paris" }]) });
+ * const result = await agent.run("Capital of France?");
+ * if (result.text !== "Paris") throw new Error("unexpected");
+ * ```
+ *
+ * @module
+ */
+
+export {
+  type ScriptedModel,
+  scriptedModel,
+  type ScriptedModelOptions,
+  type ScriptedStep,
+  type ScriptedToolCall,
+  type ScriptedTurn,
+} from "./lib/scripted_model.ts";
+export {
+  type MockHabits,
+  type MockReply,
+  type MockRequest,
+  type MockServer,
+  type MockServerOptions,
+  type MockToolCall,
+  startMockOpenAIServer,
+} from "./lib/testing/mock_openai_server.ts";
