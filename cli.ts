@@ -15,7 +15,7 @@ import { type CliArgs, parseCliArgs, UsageError } from "./lib/cli/args.ts";
 import { type CliOutput, textRenderer } from "./lib/cli/render.ts";
 import { AgentError } from "./lib/errors.ts";
 import type { RunStatus } from "./lib/events.ts";
-import { readEnv } from "./lib/providers/resolve.ts";
+import { readEnv, resolveModel } from "./lib/providers/resolve.ts";
 
 /** The model used when neither `--model` nor `AGENT_MODEL` names one. */
 export const DEFAULT_MODEL = "openai/gpt-4.1-mini";
@@ -83,9 +83,12 @@ export async function main(args: readonly string[], io: CliIo = denoIo()): Promi
 
   let agent: Agent;
   try {
-    agent = new Agent({
-      model: options.model ?? io.env("AGENT_MODEL") ?? DEFAULT_MODEL,
+    const model = resolveModel(options.model ?? io.env("AGENT_MODEL") ?? DEFAULT_MODEL, {
       baseURL: options.baseURL,
+      env: io.env,
+    });
+    agent = new Agent({
+      model,
       systemPrompt: [options.systemPrompt ?? SYSTEM_PROMPT, options.appendSystemPrompt]
         .filter(Boolean).join("\n\n"),
       maxTurns: options.maxTurns,
