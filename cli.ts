@@ -13,6 +13,8 @@ import denoJson from "./deno.json" with { type: "json" };
 import { Agent } from "./lib/agent.ts";
 import { type CliArgs, parseCliArgs, UsageError } from "./lib/cli/args.ts";
 import { type CliOutput, textRenderer } from "./lib/cli/render.ts";
+
+export type { CliOutput };
 import { AgentError } from "./lib/errors.ts";
 import type { RunStatus } from "./lib/events.ts";
 import { readEnv, resolveModel } from "./lib/providers/resolve.ts";

@@ -28,7 +28,7 @@ import { addUsage, emptyUsage } from "./usage.ts";
 export const DEFAULT_MAX_TURNS = 50;
 
 /** The default words of the incomplete-intent nudge. */
-export const NUDGE_MESSAGE =
+export const NUDGE_MESSAGE: string =
   "You announced an action but did not call a tool, so nothing happened. If there is more to " +
   "do, call the tool now. If you are done, give your final answer.";
 

@@ -7,9 +7,9 @@
  */
 
 import type OpenAI from "openai";
-import { AgentError, ConfigError, ContextLengthError, ProviderError } from "../errors.ts";
+import { AgentError, ConfigError, ProviderError } from "../errors.ts";
 import type { Model, ModelEvent, ModelRequest } from "../model.ts";
-import { httpError, isContextLengthMessage } from "./http_errors.ts";
+import { httpError } from "./http_errors.ts";
 import { chunkReader, streamError } from "./openai_chunks.ts";
 import { chatRequest, type ChatRequestStyle } from "./openai_request.ts";
 import { readSse } from "./sse.ts";
@@ -181,14 +181,7 @@ function _providerError(
     const body = error.error as { message?: unknown } | undefined;
     const message = typeof body?.message === "string" ? body.message : error.message;
     const code = typeof error.code === "string" ? error.code : undefined;
-    if (error.status === undefined) {
-      if (isContextLengthMessage(message, code)) {
-        return new ContextLengthError(`The conversation is too long for the model (${message})`, {
-          cause: error,
-        });
-      }
-      return streamError(provider, error.error ?? message);
-    }
+    if (error.status === undefined) return streamError(provider, error.error ?? message);
     return httpError({
       provider,
       status: error.status,

@@ -8,10 +8,11 @@
  * @module
  */
 
-import { ProviderError } from "../errors.ts";
+import { ContextLengthError, ProviderError } from "../errors.ts";
 import type { ToolCallPart } from "../messages.ts";
 import type { FinishReason, ModelEvent } from "../model.ts";
 import type { Usage } from "../usage.ts";
+import { isContextLengthMessage } from "./http_errors.ts";
 import { type ContentPiece, thinkTagSplitter } from "./think_tags.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -64,12 +65,13 @@ export function chunkReader(provider: string): {
     let slot = id ? byId.get(id) : undefined;
     if (!slot) {
       const candidate = index === undefined ? slots.at(-1) : byIndex.get(index);
-      // A server may reuse an index (or send none) for the next call: a new id, or a new
-      // name with arguments after the current call's arguments are complete, starts a call.
+      // A server may reuse an index (or send none) for the next call: a new id, or a name
+      // with arguments or with `type: "function"` (the mark of a call's first delta) after
+      // the current call's arguments are complete, starts a call.
       const startsNew = candidate !== undefined && (
         (id !== "" && candidate.id !== "" && candidate.id !== id) ||
-        (id === "" && name !== "" && candidate.name !== "" &&
-          _text(delta.function?.arguments) !== "" && _isJson(candidate.args))
+        (id === "" && name !== "" && candidate.name !== "" && _isJson(candidate.args) &&
+          (delta.type === "function" || _text(delta.function?.arguments) !== ""))
       );
       slot = startsNew ? undefined : candidate;
     }
@@ -207,7 +209,8 @@ export function mapUsage(raw: Json): Usage {
 
 /**
  * The error for an `{"error": …}` object a server sent inside a stream (or in a JSON body).
- * Mid-stream errors are retryable unless they say the request itself is wrong.
+ * Mid-stream errors are retryable unless they say the request itself is wrong; one that says
+ * the conversation is too long is a {@link ContextLengthError}.
  *
  * @example
  * ```ts
@@ -220,6 +223,11 @@ export function streamError(provider: string, error: Json): ProviderError {
   const message = typeof error === "string"
     ? error
     : _text(error?.message) || JSON.stringify(error);
+  if (isContextLengthMessage(message, _text(error?.code))) {
+    return new ContextLengthError(
+      `The conversation is too long for the model's context window (${provider}: ${message})`,
+    );
+  }
   const code = Number(error?.code ?? error?.status);
   const status = Number.isInteger(code) && code >= 100 && code < 600 ? code : undefined;
   const text = `${provider} sent an error in the stream: ${message}`;

@@ -132,7 +132,16 @@ export function startMockOpenAIServer(options: MockServerOptions): MockServer {
   const requests: MockRequest[] = [];
   const habits = options.habits ?? {};
   const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    {
+      hostname: "127.0.0.1",
+      port: 0,
+      onListen: () => {},
+      // A `resetAfter` fault is deliberate: it is not logged as a server failure.
+      onError: (error) => {
+        if (error !== _RESET) console.error(error);
+        return new Response("mock: internal error", { status: 500 });
+      },
+    },
     async (request) => {
       const path = new URL(request.url).pathname;
       if (request.method !== "POST" || !path.endsWith("/chat/completions")) {
@@ -178,6 +187,9 @@ export function startMockOpenAIServer(options: MockServerOptions): MockServer {
 }
 
 type _Chunk = Record<string, unknown>;
+
+/** The error that breaks a connection for `resetAfter`. */
+const _RESET = new Error("mock: connection reset");
 
 function _deltas(value: string | string[] | undefined): string[] {
   if (value === undefined) return [];
@@ -345,7 +357,7 @@ function _sse(
     async pull(controller) {
       const frame = frames[next++];
       if (frame === undefined || frame === "cut") return controller.close();
-      if (frame === "reset") return controller.error(new Error("mock: connection reset"));
+      if (frame === "reset") return controller.error(_RESET);
       if (reply.eventDelayMs && next > 1) {
         await new Promise((resolve) => setTimeout(resolve, reply.eventDelayMs));
       }
