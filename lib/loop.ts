@@ -189,7 +189,9 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
 
       if (calls.length === 0) {
         yield { type: "turn_end", turn, usage: answer.usage };
-        if (nudges < maxNudges && registry.size > 0 && announcesAction(textOf(assistant))) {
+        const nudge = nudges < maxNudges && registry.size > 0 &&
+          answer.finishReason === "stop" && announcesAction(textOf(assistant));
+        if (nudge) {
           nudges++;
           yield { type: "notice", kind: "nudge", message: nudgeText };
           yield* _push(messages, userMessage(nudgeText));

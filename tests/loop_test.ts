@@ -456,7 +456,7 @@ Deno.test("runAgent() nudge follow-up that calls a tool continues the run", asyn
   assert.deepEqual(model.requests[1].messages.at(-1), { role: "user", content: "Act now." });
 });
 
-Deno.test("runAgent() nudge can be turned off, and never fires without tools", async () => {
+Deno.test("runAgent() nudge can be turned off, and never fires without tools or on a cut answer", async () => {
   const off = scriptedModel([{ text: "Let me check:" }]);
   assert.equal(
     (await collect({ model: off, input: "x", tools: [echo], nudge: false })).result.turns,
@@ -464,6 +464,8 @@ Deno.test("runAgent() nudge can be turned off, and never fires without tools", a
   );
   const noTools = scriptedModel([{ text: "Let me check:" }]);
   assert.equal((await collect({ model: noTools, input: "x" })).result.turns, 1);
+  const cut = scriptedModel([{ text: "Here is the list:", finishReason: "length" }]);
+  assert.equal((await collect({ model: cut, input: "x", tools: [echo] })).result.turns, 1);
   const plain = scriptedModel([{ text: "The answer is 42." }]);
   assert.equal((await collect({ model: plain, input: "x", tools: [echo] })).result.turns, 1);
 });

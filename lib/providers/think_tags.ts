@@ -24,19 +24,26 @@ export interface ContentPiece {
  * ```ts
  * import { thinkTagSplitter } from "./think_tags.ts";
  * const split = thinkTagSplitter();
- * const pieces = [...split.push("<thi"), ...split.push("nk>plan</th"), ...split.push("ink>Hi"), ...split.end()];
+ * const pieces = ["<thi", "nk>plan</th", "ink>", "\n\n", "Hi"].flatMap((c) => split.push(c));
  * const text = pieces.filter((p) => p.kind === "text").map((p) => p.text).join("");
- * if (text !== "Hi") throw new Error("unexpected");
+ * const reasoning = pieces.filter((p) => p.kind === "reasoning").map((p) => p.text).join("");
+ * if (text !== "Hi" || reasoning !== "plan") throw new Error("unexpected");
  * ```
  */
 export function thinkTagSplitter(): {
   push(chunk: string): ContentPiece[];
   end(): ContentPiece[];
 } {
-  let state: "start" | "thinking" | "text" = "start";
+  let state: "start" | "thinking" | "after" | "text" = "start";
   let held = "";
 
   const push = (chunk: string): ContentPiece[] => {
+    if (state === "after") {
+      // The whitespace between the reasoning and the answer belongs to neither.
+      chunk = chunk.replace(/^\s+/, "");
+      if (!chunk) return [];
+      state = "text";
+    }
     if (state === "text") return [{ kind: "text", text: chunk }];
     held += chunk;
     if (state === "start") {
@@ -55,7 +62,7 @@ export function thinkTagSplitter(): {
     if (close >= 0) {
       const reasoning = held.slice(0, close);
       const rest = held.slice(close + CLOSE.length).replace(/^\s+/, "");
-      state = "text";
+      state = rest ? "text" : "after";
       held = "";
       return _pieces(reasoning, rest);
     }
