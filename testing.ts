@@ -1,7 +1,7 @@
 /**
- * Test doubles for agents: a scripted model that plays answers from a script, and a loopback
+ * Test doubles for agents: a scripted model that plays answers from a script, a loopback
  * server that speaks the OpenAI Chat Completions streaming format with real servers' habits
- * and faults.
+ * and faults, and an in-memory file system for tools.
  *
  * @example
  * ```ts
@@ -32,3 +32,4 @@ export {
   type MockToolCall,
   startMockOpenAIServer,
 } from "./lib/testing/mock_openai_server.ts";
+export { type MemoryFs, memoryFs } from "./lib/testing/memory_fs.ts";
