@@ -56,6 +56,7 @@ export async function* callModel(
   retry: RetryOptions = {},
 ): AsyncGenerator<ModelCallEvent, ModelCallResult> {
   const maxRetries = retry.maxRetries ?? RETRY_DEFAULTS.maxRetries;
+  let emptyRetried = false;
   for (let attempt = 0;; attempt++) {
     const parts = new _Parts();
     let finish: { reason: FinishReason; usage: Usage } | undefined;
@@ -91,12 +92,16 @@ export async function* callModel(
           retryable: true,
         });
       }
-      return {
-        content: parts.done(),
-        finishReason: finish.reason,
-        usage: finish.usage,
-        aborted: false,
-      };
+      const content = parts.done();
+      if (!content.some(_isSubstantial)) {
+        // Nothing to show and nothing to do: worth one more try, then a clear failure.
+        const retryable = !emptyRetried;
+        emptyRetried = true;
+        throw new ProviderError(`${model.provider}/${model.id} returned an empty answer`, {
+          retryable,
+        });
+      }
+      return { content, finishReason: finish.reason, usage: finish.usage, aborted: false };
     } catch (error) {
       if (request.signal.aborted) {
         return { content: parts.done(), usage: { inputTokens: 0, outputTokens: 0 }, aborted: true };
@@ -111,6 +116,11 @@ export async function* callModel(
       }
     }
   }
+}
+
+/** Whether a part gives the caller something: visible text or a tool call. */
+function _isSubstantial(part: AssistantPart): boolean {
+  return part.type === "tool_call" || (part.type === "text" && part.text.trim() !== "");
 }
 
 /** Assembles streamed deltas into message parts, merging consecutive deltas of one kind. */

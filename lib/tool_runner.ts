@@ -149,6 +149,10 @@ export async function runToolCall(
       return done(`Error: "${call.name}" timed out after ${timeoutMs} ms.`, true);
     }
     if (options.signal.aborted) return done("Error: cancelled, the run was aborted.", true);
+    if (error instanceof Deno.errors.NotCapable) {
+      // Deno's message names the flag that would grant the access.
+      return done(`Error: the runtime refused this call. ${describeError(error).message}`, true);
+    }
     return done(`Error: ${describeError(error).message}`, true);
   } finally {
     clearTimeout(timer);

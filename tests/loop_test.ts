@@ -588,3 +588,21 @@ Deno.test("runAgent() emits a message event for every message it adds", async ()
   );
   assert.deepEqual(added, result.messages);
 });
+
+Deno.test("runAgent() tries once more after an empty answer, then fails clearly", async () => {
+  const empty = scriptedModel([{ text: "" }, { reasoning: "hmm" }, { text: "never" }]);
+  const { events, result } = await collect({
+    model: empty,
+    input: "x",
+    retry: { initialDelayMs: 1 },
+  });
+  assert.equal(events.filter((e) => e.type === "retry").length, 1);
+  assert.equal(result.status, "error");
+  assert.equal(result.error?.message, "scripted/scripted-model returned an empty answer");
+  assert.equal(empty.calls, 2);
+
+  const recovers = scriptedModel([{ text: " " }, { text: "here" }]);
+  const second = await collect({ model: recovers, input: "x", retry: { initialDelayMs: 1 } });
+  assert.equal(second.result.status, "success");
+  assert.equal(second.result.text, "here");
+});

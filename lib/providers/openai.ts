@@ -171,11 +171,17 @@ function _providerError(
   if (error instanceof AgentError || signal?.aborted) return error;
   const { provider } = where;
   if (error instanceof sdk.APIConnectionError) {
-    const reason = error.cause instanceof Error ? error.cause.message : error.message;
-    return new ProviderError(`Could not reach ${provider} at ${where.baseURL}: ${reason}`, {
-      retryable: true,
-      cause: error,
-    });
+    const reason = _rootCause(error);
+    // Nothing listens there: waiting will not help, the address is probably wrong.
+    const refused = /connection refused|ECONNREFUSED/i.test(reason);
+    const advice = refused ? ". Is the server running, and is the base URL right?" : "";
+    return new ProviderError(
+      `Could not reach ${provider} at ${where.baseURL}: ${reason}${advice}`,
+      {
+        retryable: !refused,
+        cause: error,
+      },
+    );
   }
   if (error instanceof sdk.APIError) {
     const body = error.error as { message?: unknown } | undefined;
@@ -200,6 +206,13 @@ function _providerError(
     });
   }
   return error;
+}
+
+/** The message of the innermost cause: fetch wraps the useful one ("Connection refused"). */
+function _rootCause(error: Error): string {
+  let inner: unknown = error;
+  while (inner instanceof Error && inner.cause instanceof Error) inner = inner.cause;
+  return (inner as Error).message;
 }
 
 /** Whether reading the body failed because the connection dropped (reset, closed early). */
