@@ -11,13 +11,18 @@
 
 import denoJson from "./deno.json" with { type: "json" };
 import { Agent } from "./lib/agent.ts";
+import { describeCapabilities } from "./lib/capabilities.ts";
 import { type CliArgs, parseCliArgs, UsageError } from "./lib/cli/args.ts";
 import { type CliOutput, textRenderer } from "./lib/cli/render.ts";
+import { describeWithheld, type RunSetup, setupRun, systemPromptFor } from "./lib/cli/setup.ts";
+import { verboseModel } from "./lib/cli/verbose.ts";
+import { DEFAULT_MAX_TURNS } from "./lib/loop.ts";
+import type { Model } from "./lib/model.ts";
 
 export type { CliOutput };
 import { AgentError } from "./lib/errors.ts";
 import type { RunStatus } from "./lib/events.ts";
-import { readEnv, resolveModel } from "./lib/providers/resolve.ts";
+import { parseModelSpec, readEnv, resolveModel } from "./lib/providers/resolve.ts";
 
 /** The model used when neither `--model` nor `AGENT_MODEL` names one. */
 export const DEFAULT_MODEL = "openai/gpt-4.1-mini";
@@ -62,46 +67,44 @@ export interface CliIo extends CliOutput {
  */
 export async function main(args: readonly string[], io: CliIo = denoIo()): Promise<number> {
   let options: CliArgs;
+  let setup: RunSetup;
+  let prompt: string | undefined;
+  let model: Model;
   try {
     options = parseCliArgs(args);
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    io.err(`agent: ${error.message}\n`);
-    return 2;
-  }
-  if (options.help) {
-    io.out(HELP);
-    return 0;
-  }
-  if (options.version) {
-    io.out(`agent ${denoJson.version}\n`);
-    return 0;
-  }
-  const prompt = options.prompt || (await io.readStdin())?.trim();
-  if (!prompt) {
-    io.err(`agent: no prompt. Pass one as an argument or on stdin; see --help.\n`);
-    return 2;
-  }
-
-  let agent: Agent;
-  try {
-    const model = resolveModel(options.model ?? io.env("AGENT_MODEL") ?? DEFAULT_MODEL, {
-      baseURL: options.baseURL,
-      env: io.env,
-    });
-    agent = new Agent({
-      model,
-      systemPrompt: [options.systemPrompt ?? SYSTEM_PROMPT, options.appendSystemPrompt]
-        .filter(Boolean).join("\n\n"),
-      maxTurns: options.maxTurns,
-      cwd: options.cwd,
-    });
+    if (options.version) {
+      io.out(`agent ${denoJson.version}\n`);
+      return 0;
+    }
+    setup = await setupRun(options, io.env, "headless");
+    if (options.help) {
+      io.out(_help(setup));
+      return 0;
+    }
+    const spec = options.model ?? io.env("AGENT_MODEL") ?? DEFAULT_MODEL;
+    try {
+      parseModelSpec(spec);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    prompt = options.prompt || (await io.readStdin())?.trim();
+    if (!prompt) throw new UsageError("no prompt. Pass one as an argument or on stdin; see --help.");
+    model = resolveModel(spec, { baseURL: options.baseURL, env: io.env });
   } catch (error) {
     if (!(error instanceof AgentError)) throw error;
     io.err(`agent: ${error.message}\n`);
-    return 1;
+    return error instanceof UsageError ? 2 : 1;
   }
+  if (options.verbose) model = verboseModel(model, (line) => io.err(`${line}\n`));
 
+  const agent = new Agent({
+    model,
+    tools: setup.tools,
+    systemPrompt: await systemPromptFor(options, setup),
+    maxTurns: options.maxTurns,
+    cwd: setup.cwd,
+    capabilities: setup.capabilities,
+  });
   const controller = new AbortController();
   let interrupts = 0;
   const removeInterrupt = io.onInterrupt(() => {
@@ -109,6 +112,9 @@ export async function main(args: readonly string[], io: CliIo = denoIo()): Promi
     controller.abort();
   });
   const render = options.output === "text" ? textRenderer(io, { color: io.color }) : undefined;
+  if (render && setup.withheld.length > 0) {
+    io.err(`agent: not offered: ${describeWithheld(setup.withheld)}\n`);
+  }
   try {
     const events = agent.stream(prompt, { signal: controller.signal });
     let step = await events.next();
@@ -125,8 +131,15 @@ export async function main(args: readonly string[], io: CliIo = denoIo()): Promi
   }
 }
 
-const SYSTEM_PROMPT = "You are a capable, careful assistant working in a terminal. Answer " +
-  "concisely. When tools are available, use them to act rather than describing what you would do.";
+function _help(setup: RunSetup): string {
+  const offered = setup.tools.map((tool) => tool.name).join(", ") || "none";
+  const withheld = setup.withheld.length ? `\n  not offered:  ${describeWithheld(setup.withheld)}` : "";
+  return `${HELP}
+Here (${setup.cwd}), Deno grants:
+  ${describeCapabilities(setup.capabilities)}
+  tools offered: ${offered}${withheld}
+`;
+}
 
 const HELP = `agent ${denoJson.version}: an LLM agent for the terminal
 
@@ -140,13 +153,21 @@ Options:
   -m, --model <provider/model>  the model (env AGENT_MODEL; default ${DEFAULT_MODEL})
       --base-url <url>          the provider's API root (for openai/… it includes /v1)
       --output <format>         text (default), json, or stream-json
-      --max-turns <n>           model calls allowed (0: no limit)
-      --system-prompt <text>    replace the system prompt
+      --max-turns <n>           model calls allowed (0: no limit; default ${DEFAULT_MAX_TURNS})
+      --system-prompt <text>    replace the default system prompt
       --append-system-prompt <text>
                                 add to the system prompt
+      --tools <a,b>             offer only these tools
       --cwd <dir>               the working directory
+      --add-dir <dir>           another directory files may be changed in (repeatable)
+  -v, --verbose                 print each model request's size, timing and tokens
   -h, --help                    show this help
   -V, --version                 show the version
+
+Tools are offered when Deno grants what they need: read, ls, glob, grep need --allow-read;
+write, edit --allow-write; bash --allow-run; fetch and web_search --allow-net (web_search also
+TAVILY_API_KEY or BRAVE_API_KEY). So --allow-read=. with --allow-net=<provider host> makes a
+read-only agent.
 
 Keys: OPENAI_API_KEY (and OPENAI_BASE_URL) for openai/… models.
 Exit codes: 0 success · 1 error · 2 usage error · 3 max turns reached · 130 interrupted.

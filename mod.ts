@@ -94,7 +94,12 @@ export { RETRY_DEFAULTS, type RetryOptions } from "./lib/retry.ts";
 export { addUsage, emptyUsage, type Usage } from "./lib/usage.ts";
 export { OPENAI_BASE_URL, openaiModel, type OpenAIModelOptions } from "./lib/providers/openai.ts";
 export type { ChatRequestStyle } from "./lib/providers/openai_request.ts";
-export { PROVIDER_NAMES, resolveModel, type ResolveModelOptions } from "./lib/providers/resolve.ts";
+export {
+  parseModelSpec,
+  PROVIDER_NAMES,
+  resolveModel,
+  type ResolveModelOptions,
+} from "./lib/providers/resolve.ts";
 
 if (import.meta.main) {
   const { main } = await import("./cli.ts");

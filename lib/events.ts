@@ -48,6 +48,8 @@ export type AgentEvent =
     tools: string[];
     /** The working directory. */
     cwd: string;
+    /** What the runtime grants each capability, when the caller said. */
+    capabilities?: Readonly<Record<string, string>>;
   }
   | {
     /** A model call begins. */

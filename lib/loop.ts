@@ -73,6 +73,8 @@ export interface RunAgentOptions {
   cwd?: string;
   /** The session id reported in events (default a new UUID). */
   sessionId?: string;
+  /** What the runtime grants each capability, reported in the `start` event. */
+  capabilities?: Readonly<Record<string, string>>;
   /** The most output tokens per model call. */
   maxOutputTokens?: number;
   /** Sampling temperature. */
@@ -142,6 +144,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       model: `${model.provider}/${model.id}`,
       tools: [...registry.keys()],
       cwd,
+      ...(options.capabilities ? { capabilities: options.capabilities } : {}),
     };
     const input = typeof options.input === "string"
       ? [userMessage(options.input)]

@@ -30,7 +30,7 @@ Deno.test("cli: text output streams the answer to stdout and the summary to stde
   const code = await main(["-m", "openai/test", "--base-url", server.url, "say", "hi"], io);
   assert.equal(code, 0);
   assert.equal(io.stdout, "Hello there\n");
-  assert.match(io.stderr, /1 turns · 0 tool calls · \d+ in \/ \d+ out tokens/);
+  assert.match(io.stderr, /1 turn · 0 tool calls · \d+ in \/ \d+ out tokens/);
   const body = server.requests[0].body as { model: string; messages: { content: string }[] };
   assert.equal(body.model, "test");
   assert.equal(body.messages.at(-1)?.content, "say hi");

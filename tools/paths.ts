@@ -75,13 +75,18 @@ export async function resolveInRoots(
   cwd: string,
   path: string,
 ): Promise<string> {
-  const real = await realPathOf(fs, cwd, path);
-  for (const root of roots) {
-    if (isInside(real, await realPathOf(fs, cwd, root))) return real;
-  }
-  const where = real === resolve(cwd, path) ? "" : ` (it leads to ${real})`;
-  throw new Error(
-    `"${path}" is outside the workspace${where}. Files may only be changed under ` +
-      `${roots.join(", ")}; to allow another directory, start the agent with --add-dir <dir>.`,
-  );
+  const outside = (where: string) =>
+    new Error(
+      `"${path}" is outside the workspace${where}. Files may only be changed under ` +
+        `${roots.join(", ")}; to allow another directory, start the agent with --add-dir <dir>.`,
+    );
+  // The path as written must lie inside, and so must the place its symlinks lead to.
+  const lexical = roots.map((root) => resolve(cwd, root));
+  const real = await Promise.all(roots.map((root) => realPathOf(fs, cwd, root)));
+  const absolute = resolve(cwd, path);
+  const within = (target: string, among: string[]) => among.some((root) => isInside(target, root));
+  if (!within(absolute, [...lexical, ...real])) throw outside("");
+  const target = await realPathOf(fs, cwd, path);
+  if (!within(target, real)) throw outside(` (it leads to ${target})`);
+  return target;
 }

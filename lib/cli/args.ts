@@ -26,6 +26,12 @@ export interface CliArgs {
   appendSystemPrompt?: string;
   /** The working directory. */
   cwd?: string;
+  /** Only these tools (by name). */
+  tools?: string[];
+  /** More directories files may be changed in. */
+  addDirs: string[];
+  /** Print each model request's size, timing and tokens to stderr. */
+  verbose: boolean;
   /** Show help. */
   help: boolean;
   /** Show the version. */
@@ -64,6 +70,9 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
         "system-prompt": { type: "string" },
         "append-system-prompt": { type: "string" },
         cwd: { type: "string" },
+        tools: { type: "string" },
+        "add-dir": { type: "string", multiple: true },
+        verbose: { type: "boolean", short: "v" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "V" },
       },
@@ -93,6 +102,9 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
     systemPrompt: values["system-prompt"],
     appendSystemPrompt: values["append-system-prompt"],
     cwd: values.cwd,
+    tools: values.tools?.split(",").map((name) => name.trim()).filter(Boolean),
+    addDirs: values["add-dir"] ?? [],
+    verbose: values.verbose ?? false,
     help: values.help ?? false,
     version: values.version ?? false,
     prompt: positionals.join(" ").trim(),

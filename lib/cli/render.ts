@@ -58,8 +58,17 @@ export function textRenderer(
         break;
       case "tool_result": {
         const mark = event.isError ? paint("31", "✗") : paint("32", "✓");
-        const detail = event.isError ? ` ${_firstLine(event.output)}` : "";
+        const display = event.display ?? "";
+        const detail = event.isError
+          ? ` ${_firstLine(event.output)}`
+          : display && !display.includes("\n")
+          ? ` ${dim(display)}`
+          : "";
         io.err(`  ${mark} ${event.name} ${dim(`${Math.round(event.durationMs)} ms`)}${detail}\n`);
+        // A many-line display (the task list) is shown whole.
+        if (!event.isError && display.includes("\n")) {
+          io.err(`${display.split("\n").map((line) => `    ${line}`).join("\n")}\n`);
+        }
         break;
       }
       case "retry":
@@ -76,7 +85,10 @@ export function textRenderer(
       case "result": {
         newline();
         const usage = `${event.usage.inputTokens} in / ${event.usage.outputTokens} out tokens`;
-        const summary = `${event.turns} turns · ${event.toolCalls} tool calls · ${usage} · ` +
+        const summary =
+          `${_plural(event.turns, "turn")} · ${
+            _plural(event.toolCalls, "tool call")
+          } · ${usage} · ` +
           `${(event.durationMs / 1000).toFixed(1)} s`;
         if (event.status === "success") io.err(dim(`${summary}\n`));
         else if (event.status === "error") {
@@ -92,6 +104,10 @@ export function textRenderer(
       }
     }
   };
+}
+
+function _plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
 
 function _brief(input: unknown): string {

@@ -48,23 +48,38 @@ export const PROVIDER_NAMES: readonly string[] = Object.keys(PROVIDERS);
  */
 export function resolveModel(spec: string | Model, options: ResolveModelOptions = {}): Model {
   if (typeof spec !== "string") return spec;
+  const { provider: name, model } = parseModelSpec(spec);
+  const provider = PROVIDERS[name];
+  const env = options.env ?? readEnv;
+  const apiKey = options.apiKey ?? env(provider.keyEnv);
+  const baseURL = options.baseURL ?? (provider.baseURLEnv ? env(provider.baseURLEnv) : undefined);
+  return provider.create(model, apiKey || undefined, baseURL || undefined);
+}
+
+/**
+ * Splits `provider/model`, refusing a spec without a provider or with an unknown one.
+ *
+ * @example
+ * ```ts
+ * import { parseModelSpec } from "./resolve.ts";
+ * const { provider, model } = parseModelSpec("openai/gpt-4.1-mini");
+ * if (provider !== "openai" || model !== "gpt-4.1-mini") throw new Error("unexpected");
+ * ```
+ */
+export function parseModelSpec(spec: string): { provider: string; model: string } {
   const slash = spec.indexOf("/");
   if (slash <= 0 || slash === spec.length - 1) {
     throw new ConfigError(
       `Model "${spec}" names no provider: write provider/model, e.g. openai/gpt-4.1-mini`,
     );
   }
-  const name = spec.slice(0, slash);
-  const provider = PROVIDERS[name];
-  if (!provider) {
+  const provider = spec.slice(0, slash);
+  if (!Object.hasOwn(PROVIDERS, provider)) {
     throw new ConfigError(
-      `Unknown provider "${name}" in "${spec}". Known providers: ${PROVIDER_NAMES.join(", ")}`,
+      `Unknown provider "${provider}" in "${spec}". Known providers: ${PROVIDER_NAMES.join(", ")}`,
     );
   }
-  const env = options.env ?? readEnv;
-  const apiKey = options.apiKey ?? env(provider.keyEnv);
-  const baseURL = options.baseURL ?? (provider.baseURLEnv ? env(provider.baseURLEnv) : undefined);
-  return provider.create(spec.slice(slash + 1), apiKey || undefined, baseURL || undefined);
+  return { provider, model: spec.slice(slash + 1) };
 }
 
 /**

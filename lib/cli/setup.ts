@@ -1,0 +1,141 @@
+/**
+ * What a CLI run works with: the working directory and workspace roots, what Deno grants, the
+ * tools offered, and the system prompt.
+ *
+ * @module
+ */
+
+import { resolve } from "node:path";
+import {
+  CAPABILITY_FLAGS,
+  type CapabilityStates,
+  offerTools,
+  queryCapabilities,
+  type SessionMode,
+  type WithheldTool,
+} from "../capabilities.ts";
+import { defaultSystemPrompt, findInstructions, withInstructions } from "../system_prompt.ts";
+import type { Tool } from "../tool.ts";
+import { builtinTools } from "../../tools/mod.ts";
+import { type CliArgs, UsageError } from "./args.ts";
+
+/** The environment of a CLI run. */
+export interface RunSetup {
+  /** The working directory, absolute. */
+  cwd: string;
+  /** Where files may be changed: the working directory and each `--add-dir`. */
+  roots: string[];
+  /** What Deno grants. */
+  capabilities: CapabilityStates;
+  /** The tools offered to the model. */
+  tools: Tool[];
+  /** The tools left out, and why. */
+  withheld: WithheldTool[];
+}
+
+/**
+ * Works out the run's environment from the flags and Deno's permissions. Throws a
+ * {@link UsageError} for a working directory that does not exist or an unknown tool name.
+ *
+ * @example
+ * ```ts
+ * import { parseCliArgs } from "./args.ts";
+ * import { setupRun } from "./setup.ts";
+ * const setup = await setupRun(parseCliArgs(["--tools", "read,grep", "x"]), () => undefined, "headless");
+ * if (setup.tools.some((tool) => !["read", "grep"].includes(tool.name))) throw new Error("unexpected");
+ * ```
+ */
+export async function setupRun(
+  args: CliArgs,
+  env: (name: string) => string | undefined,
+  mode: SessionMode,
+): Promise<RunSetup> {
+  const cwd = resolve(args.cwd ?? Deno.cwd());
+  const roots = [cwd, ...args.addDirs.map((dir) => resolve(cwd, dir))];
+  for (const dir of args.cwd ? roots : roots.slice(1)) await _assertDirectory(dir);
+  const all = builtinTools({ roots, env });
+  if (args.tools) {
+    const known = new Set(all.map((tool) => tool.name));
+    const unknown = args.tools.filter((name) => !known.has(name));
+    if (unknown.length > 0) {
+      throw new UsageError(
+        `Unknown tool ${unknown.map((name) => `"${name}"`).join(", ")} in --tools. ` +
+          `Available tools: ${[...known].join(", ")}`,
+      );
+    }
+  }
+  const chosen = args.tools ? all.filter((tool) => args.tools!.includes(tool.name)) : all;
+  const capabilities = await queryCapabilities(cwd);
+  const { offered, withheld } = offerTools(chosen, capabilities, mode);
+  return { cwd, roots, capabilities, tools: offered, withheld };
+}
+
+/**
+ * The system prompt for a run: `--system-prompt` or the default (environment and project
+ * instructions), then `--append-system-prompt`.
+ *
+ * @example
+ * ```ts
+ * import { systemPromptFor } from "./setup.ts";
+ * const setup = {
+ *   cwd: "/w",
+ *   roots: ["/w"],
+ *   capabilities: { read: "granted", write: "granted", run: "granted", net: "granted", env: "granted" } as const,
+ *   tools: [],
+ *   withheld: [],
+ * };
+ * const prompt = await systemPromptFor({ systemPrompt: "Be brief.", appendSystemPrompt: "In French." }, setup);
+ * if (prompt !== "Be brief.\n\nIn French.") throw new Error("unexpected");
+ * ```
+ */
+export async function systemPromptFor(
+  args: Pick<CliArgs, "systemPrompt" | "appendSystemPrompt">,
+  setup: RunSetup,
+): Promise<string> {
+  const base = args.systemPrompt ?? withInstructions(
+    defaultSystemPrompt({
+      cwd: setup.cwd,
+      capabilities: setup.capabilities,
+      tools: setup.tools.map((tool) => tool.name),
+      extraRoots: setup.roots.slice(1),
+    }),
+    await findInstructions(setup.cwd),
+    setup.cwd,
+  );
+  return args.appendSystemPrompt ? `${base}\n\n${args.appendSystemPrompt}` : base;
+}
+
+/**
+ * Says which tools were left out and which flag would bring each back.
+ *
+ * @example
+ * ```ts
+ * import { describeWithheld } from "./setup.ts";
+ * const text = describeWithheld([{ name: "write", capability: "write", state: "prompt" }]);
+ * if (!text.includes("--allow-write")) throw new Error("unexpected");
+ * ```
+ */
+export function describeWithheld(withheld: readonly WithheldTool[]): string {
+  const byCapability = new Map<string, string[]>();
+  for (const { name, capability, state } of withheld) {
+    const key = `${capability}${state === "denied" ? " (denied)" : ""}`;
+    byCapability.set(key, [...(byCapability.get(key) ?? []), name]);
+  }
+  return [...byCapability].map(([key, names]) => {
+    const capability = key.split(" ")[0] as keyof typeof CAPABILITY_FLAGS;
+    const how = key.endsWith("(denied)")
+      ? `${capability} is denied`
+      : `grant with ${CAPABILITY_FLAGS[capability]}`;
+    return `${names.join(", ")} (${how})`;
+  }).join("; ");
+}
+
+async function _assertDirectory(dir: string): Promise<void> {
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.stat(dir);
+  } catch (error) {
+    throw new UsageError(`Cannot use directory ${dir}: ${(error as Error).message}`);
+  }
+  if (!info.isDirectory) throw new UsageError(`${dir} is not a directory`);
+}

@@ -1,0 +1,77 @@
+/**
+ * The built-in tools: `read`, `write`, `edit`, `ls`, `glob`, `grep`, `bash`, `fetch`,
+ * `web_search` (when a search API key is set) and `todo`.
+ *
+ * @example
+ * ```ts
+ * import { builtinTools } from "./mod.ts";
+ * const names = builtinTools({ env: () => undefined }).map((tool) => tool.name);
+ * if (!names.includes("read") || names.includes("web_search")) throw new Error("unexpected");
+ * ```
+ *
+ * @module
+ */
+
+import type { Tool } from "../lib/tool.ts";
+import { createBashTool } from "./bash.ts";
+import { createEditTool } from "./edit.ts";
+import { createFetchTool } from "./fetch.ts";
+import type { ToolFs } from "./fs.ts";
+import { createGlobTool } from "./glob.ts";
+import { createGrepTool } from "./grep.ts";
+import { createLsTool } from "./ls.ts";
+import { createReadTool } from "./read.ts";
+import { createTodoTool, type Todo } from "./todo.ts";
+import { webSearchFromEnv } from "./web_search.ts";
+import { createWriteTool } from "./write.ts";
+
+export { createBashTool } from "./bash.ts";
+export { createEditTool } from "./edit.ts";
+export { createFetchTool } from "./fetch.ts";
+export { denoFs, type ToolDirEntry, type ToolFileInfo, type ToolFs } from "./fs.ts";
+export { createGlobTool } from "./glob.ts";
+export { createGrepTool } from "./grep.ts";
+export { createLsTool } from "./ls.ts";
+export { createReadTool } from "./read.ts";
+export { createTodoTool, type Todo } from "./todo.ts";
+export { createWebSearchTool, webSearchFromEnv } from "./web_search.ts";
+export { createWriteTool } from "./write.ts";
+
+/** Options of {@link builtinTools}. */
+export interface BuiltinToolOptions {
+  /** Directories files may be changed in (default the working directory of each call). */
+  roots?: readonly string[];
+  /** The file system of the file tools (default Deno's). */
+  fs?: ToolFs;
+  /** Reads environment variables, for search API keys (default none). */
+  env?: (name: string) => string | undefined;
+  /** Called when the model updates its task list. */
+  onTodo?: (todos: Todo[]) => void;
+}
+
+/**
+ * A fresh set of the built-in tools (the task list starts empty).
+ *
+ * @example
+ * ```ts
+ * import { builtinTools } from "./mod.ts";
+ * const tools = builtinTools({ env: (name) => name === "TAVILY_API_KEY" ? "tvly-test" : undefined });
+ * if (!tools.some((tool) => tool.name === "web_search")) throw new Error("unexpected");
+ * ```
+ */
+export function builtinTools(options: BuiltinToolOptions = {}): Tool[] {
+  const { fs, roots } = options;
+  const search = options.env ? webSearchFromEnv(options.env) : undefined;
+  return [
+    createReadTool({ fs }),
+    createWriteTool({ fs, roots }),
+    createEditTool({ fs, roots }),
+    createLsTool({ fs }),
+    createGlobTool({ fs }),
+    createGrepTool({ fs }),
+    createBashTool(),
+    createFetchTool(),
+    ...(search ? [search] : []),
+    createTodoTool({ onChange: options.onTodo }),
+  ] as Tool[];
+}
