@@ -76,9 +76,8 @@ export async function main(args: readonly string[], io: CliIo = denoIo()): Promi
       io.out(`agent ${denoJson.version}\n`);
       return 0;
     }
-    setup = await setupRun(options, io.env, "headless");
     if (options.help) {
-      io.out(_help(setup));
+      io.out(_help(await setupRun(options, io.env, "headless")));
       return 0;
     }
     const spec = options.model ?? io.env("AGENT_MODEL") ?? DEFAULT_MODEL;
@@ -87,9 +86,12 @@ export async function main(args: readonly string[], io: CliIo = denoIo()): Promi
     } catch (error) {
       throw new UsageError((error as Error).message);
     }
-    prompt = options.prompt || (await io.readStdin())?.trim();
-    if (!prompt) throw new UsageError("no prompt. Pass one as an argument or on stdin; see --help.");
     model = resolveModel(spec, { baseURL: options.baseURL, env: io.env });
+    setup = await setupRun(options, io.env, "headless");
+    prompt = options.prompt || (await io.readStdin())?.trim();
+    if (!prompt) {
+      throw new UsageError("no prompt. Pass one as an argument or on stdin; see --help.");
+    }
   } catch (error) {
     if (!(error instanceof AgentError)) throw error;
     io.err(`agent: ${error.message}\n`);
@@ -133,7 +135,9 @@ export async function main(args: readonly string[], io: CliIo = denoIo()): Promi
 
 function _help(setup: RunSetup): string {
   const offered = setup.tools.map((tool) => tool.name).join(", ") || "none";
-  const withheld = setup.withheld.length ? `\n  not offered:  ${describeWithheld(setup.withheld)}` : "";
+  const withheld = setup.withheld.length
+    ? `\n  not offered:  ${describeWithheld(setup.withheld)}`
+    : "";
   return `${HELP}
 Here (${setup.cwd}), Deno grants:
   ${describeCapabilities(setup.capabilities)}

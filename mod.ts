@@ -101,6 +101,57 @@ export {
   type ResolveModelOptions,
 } from "./lib/providers/resolve.ts";
 
+export {
+  type BashInput,
+  type BashToolOptions,
+  type BuiltinToolOptions,
+  builtinTools,
+  createBashTool,
+  createEditTool,
+  createFetchTool,
+  createGlobTool,
+  createGrepTool,
+  createLsTool,
+  createReadTool,
+  createTodoTool,
+  createWebSearchTool,
+  createWriteTool,
+  denoFs,
+  type EditInput,
+  type FetchInput,
+  type FetchToolOptions,
+  type GlobInput,
+  type GlobToolOptions,
+  type GrepInput,
+  type GrepToolOptions,
+  type LsInput,
+  type LsToolOptions,
+  type ReadInput,
+  type ReadToolOptions,
+  type Todo,
+  type TodoInput,
+  type TodoTool,
+  type TodoToolOptions,
+  type ToolDirEntry,
+  type ToolFileInfo,
+  type ToolFs,
+  webSearchFromEnv,
+  type WebSearchInput,
+  type WebSearchProvider,
+  type WebSearchToolOptions,
+  type WriteInput,
+  type WriteToolOptions,
+} from "./tools/mod.ts";
+export {
+  CAPABILITY_FLAGS,
+  type CapabilityStates,
+  offerTools,
+  type PermissionState,
+  queryCapabilities,
+  type SessionMode,
+  type WithheldTool,
+} from "./lib/capabilities.ts";
+
 if (import.meta.main) {
   const { main } = await import("./cli.ts");
   Deno.exit(await main(Deno.args));

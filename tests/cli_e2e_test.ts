@@ -55,6 +55,13 @@ function toolResults(run: CliRun): Event[] {
   return run.events.filter((e) => e.type === "tool_result");
 }
 
+/** The result of one call: results of one turn arrive as the calls finish, not in order. */
+function resultById(run: CliRun, id: string): Event {
+  const result = toolResults(run).find((event) => event.id === id);
+  assert.ok(result, `no result for ${id}`);
+  return result;
+}
+
 async function tempDir(): Promise<string> {
   return await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_e2e_" }));
 }
@@ -156,7 +163,7 @@ Deno.test("cli e2e: --deny-write is honoured, by Deno and by the tool table", as
     permissions: ["-A", `--deny-write=${join(dir, "locked")}`],
   });
   assert.equal(run.code, 0, run.stderr);
-  const [locked, open] = toolResults(run);
+  const [locked, open] = ["call_1", "call_2"].map((id) => resultById(run, id));
   assert.equal(locked.isError, true);
   assert.match(locked.output, /the runtime refused this call.*write access.*--allow-write/);
   assert.equal(open.isError, false);
@@ -206,8 +213,9 @@ Deno.test("cli e2e: a symlink out of the workspace is refused for writing and fo
     ],
   });
   assert.equal(run.code, 0, run.stderr);
-  const byId = (id: string) => toolResults(run).find((result) => result.id === id)!;
-  const [write, edit, read, direct] = ["call_1", "call_2", "call_3", "call_4"].map(byId);
+  const [write, edit, read, direct] = ["call_1", "call_2", "call_3", "call_4"].map((id) =>
+    resultById(run, id)
+  );
   assert.match(write.output, /outside the workspace \(it leads to .*outside\/pwned\.txt\)/);
   assert.match(edit.output, /outside the workspace/);
   assert.match(read.output, /the runtime refused this call.*read access.*--allow-read/);

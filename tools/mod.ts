@@ -25,17 +25,29 @@ import { createTodoTool, type Todo } from "./todo.ts";
 import { webSearchFromEnv } from "./web_search.ts";
 import { createWriteTool } from "./write.ts";
 
-export { createBashTool } from "./bash.ts";
-export { createEditTool } from "./edit.ts";
-export { createFetchTool } from "./fetch.ts";
+export { type BashInput, type BashToolOptions, createBashTool } from "./bash.ts";
+export { createEditTool, type EditInput } from "./edit.ts";
+export { createFetchTool, type FetchInput, type FetchToolOptions } from "./fetch.ts";
 export { denoFs, type ToolDirEntry, type ToolFileInfo, type ToolFs } from "./fs.ts";
-export { createGlobTool } from "./glob.ts";
-export { createGrepTool } from "./grep.ts";
-export { createLsTool } from "./ls.ts";
-export { createReadTool } from "./read.ts";
-export { createTodoTool, type Todo } from "./todo.ts";
-export { createWebSearchTool, webSearchFromEnv } from "./web_search.ts";
-export { createWriteTool } from "./write.ts";
+export { createGlobTool, type GlobInput, type GlobToolOptions } from "./glob.ts";
+export { createGrepTool, type GrepInput, type GrepToolOptions } from "./grep.ts";
+export { createLsTool, type LsInput, type LsToolOptions } from "./ls.ts";
+export { createReadTool, type ReadInput, type ReadToolOptions } from "./read.ts";
+export {
+  createTodoTool,
+  type Todo,
+  type TodoInput,
+  type TodoTool,
+  type TodoToolOptions,
+} from "./todo.ts";
+export {
+  createWebSearchTool,
+  webSearchFromEnv,
+  type WebSearchInput,
+  type WebSearchProvider,
+  type WebSearchToolOptions,
+} from "./web_search.ts";
+export { createWriteTool, type WriteInput, type WriteToolOptions } from "./write.ts";
 
 /** Options of {@link builtinTools}. */
 export interface BuiltinToolOptions {

@@ -78,6 +78,8 @@ export function openaiModel(options: OpenAIModelOptions): Model {
         webhookSecret: null,
       }),
     }));
+  // Start loading the SDK now: the first request needs it, and loading overlaps the set-up.
+  connect().catch(() => {});
 
   return {
     provider,

@@ -96,7 +96,7 @@ export function memoryFs(): MemoryFs {
         }
         entries.push({ name: key.slice(prefix.length), ...info(node) });
       }
-      yield* entries.sort((a, b) => a.name.localeCompare(b.name));
+      yield* entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
     },
     mkdir(path, options) {
       if (!options?.recursive && !nodes.has(dirname(resolve(path)))) {

@@ -1,0 +1,308 @@
+import assert from "node:assert/strict";
+import { dirname, join } from "node:path";
+import { runToolCall, type Tool, type ToolOutput, toolRegistry } from "../mod.ts";
+import { memoryFs } from "../testing.ts";
+import { createGrepTool, type GrepInput } from "../tools/grep.ts";
+
+/** Creates a temporary directory holding `files` (path → content). */
+async function tree(files: Record<string, string | Uint8Array>): Promise<string> {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "grep_test_" }));
+  for (const [path, content] of Object.entries(files)) {
+    await Deno.mkdir(dirname(join(root, path)), { recursive: true });
+    if (typeof content === "string") await Deno.writeTextFile(join(root, path), content);
+    else await Deno.writeFile(join(root, path), content);
+  }
+  return root;
+}
+
+const grep = createGrepTool();
+
+/** Runs grep directly and returns its full answer. */
+async function search(input: GrepInput, cwd: string, tool = grep): Promise<ToolOutput> {
+  const result = await tool.execute(input, {
+    cwd,
+    signal: new AbortController().signal,
+    toolCallId: "1",
+  });
+  assert(typeof result !== "string");
+  return result;
+}
+
+/** Runs grep the way the loop does (schema check, errors as results). */
+async function call(input: unknown, cwd: string): Promise<[string, boolean]> {
+  const result = await runToolCall(
+    { type: "tool_call", id: "1", name: "grep", input },
+    toolRegistry([grep as Tool<unknown>]),
+    { cwd, signal: new AbortController().signal },
+  );
+  return [result.output, result.isError];
+}
+
+const source = {
+  "src/app.ts":
+    "import { load } from './load.ts';\n\nexport function main() {\n  return load();\n}\n",
+  "src/load.ts": "export function load() {\n  // TODO: cache\n  return 42;\n}\n",
+  "src/view.tsx": "export const View = () => <p>Load</p>;\n",
+  "README.md": "# Demo\n\nCall load() to LOAD things.\n",
+};
+
+Deno.test("grep prints path:line:text for each matching line, sorted by path", async () => {
+  const root = await tree(source);
+  try {
+    const result = await search({ pattern: "function \\w+\\(" }, root);
+    assert.equal(
+      result.output,
+      "src/app.ts:3:export function main() {\nsrc/load.ts:1:export function load() {",
+    );
+    assert.equal(result.display, "2 matching lines in 2 files");
+    assert.deepEqual(result.metadata, { matches: 2, files: 2, skippedLarge: 0, unreadable: 0 });
+    // A line matching twice prints once; paths stay relative to the working directory.
+    assert.equal(
+      (await search({ pattern: "load", path: "src" }, root)).output,
+      "src/app.ts:1:import { load } from './load.ts';\nsrc/app.ts:4:  return load();\n" +
+        "src/load.ts:1:export function load() {",
+    );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("grep ignores case when asked, and filters files with a glob", async () => {
+  const root = await tree(source);
+  try {
+    assert.equal(
+      (await search({ pattern: "load\\b", ignore_case: true, glob: "*.{md,tsx}" }, root)).output,
+      "README.md:3:Call load() to LOAD things.\nsrc/view.tsx:1:export const View = () => <p>Load</p>;",
+    );
+    assert.equal(
+      (await search({ pattern: "(?i)LOAD", glob: "src/**/*.tsx" }, root)).output,
+      "src/view.tsx:1:export const View = () => <p>Load</p>;",
+    );
+    assert.equal(
+      (await search({ pattern: "Load", glob: "*.md" }, root)).output,
+      "No matches for /Load/ in the working directory.",
+    );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("grep shows context lines as path-line-text with -- between groups", async () => {
+  const lines = Array.from(
+    { length: 12 },
+    (_, i) => `line ${i + 1}${i === 1 || i === 3 || i === 9 ? " hit" : ""}`,
+  );
+  const root = await tree({ "a.txt": lines.join("\n") + "\n", "b.txt": "hit\nlast\n" });
+  try {
+    const { output } = await search({ pattern: "hit", context: 1 }, root);
+    assert.equal(
+      output,
+      [
+        "a.txt-1-line 1",
+        "a.txt:2:line 2 hit",
+        "a.txt-3-line 3",
+        "a.txt:4:line 4 hit",
+        "a.txt-5-line 5",
+        "--",
+        "a.txt-9-line 9",
+        "a.txt:10:line 10 hit",
+        "a.txt-11-line 11",
+        "--",
+        "b.txt:1:hit",
+        "b.txt-2-last",
+      ].join("\n"),
+    );
+    // Context stops at the file's ends.
+    assert.equal(
+      (await search({ pattern: "line 12", context: 3, path: "a.txt" }, root)).output,
+      "a.txt-9-line 9\na.txt-10-line 10 hit\na.txt-11-line 11\na.txt:12:line 12",
+    );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("grep lists matching files or counts matching lines", async () => {
+  const root = await tree(source);
+  try {
+    assert.equal(
+      (await search({ pattern: "load", output_mode: "files" }, root)).output,
+      "README.md\nsrc/app.ts\nsrc/load.ts",
+    );
+    assert.equal(
+      (await search({ pattern: "load|return", output_mode: "count" }, root)).output,
+      "README.md:1\nsrc/app.ts:2\nsrc/load.ts:2",
+    );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("grep stops at the limit and says how many more there are", async () => {
+  const fs = memoryFs();
+  fs.put("/w/a.txt", "x1\nx2\nx3\n");
+  fs.put("/w/b.txt", "x4\n");
+  fs.put("/w/c.txt", "x5\nx6\n");
+  const tool = createGrepTool({ fs });
+  assert.equal(
+    (await search({ pattern: "x\\d", limit: 4 }, "/w", tool)).output,
+    "a.txt:1:x1\na.txt:2:x2\na.txt:3:x3\nb.txt:1:x4\n" +
+      "… 2 more matches; narrow the pattern or raise limit",
+  );
+  assert.equal(
+    (await search({ pattern: "x", limit: 1, output_mode: "files" }, "/w", tool)).output,
+    "a.txt\n… 2 more files; narrow the pattern or raise limit",
+  );
+  assert.equal(
+    (await search({ pattern: "x", limit: 2, output_mode: "count" }, "/w", tool)).output,
+    "a.txt:3\nb.txt:1\n… 1 more file; narrow the pattern or raise limit",
+  );
+});
+
+Deno.test("grep explains an invalid regular expression and a missing path", async () => {
+  const [output, isError] = await call({ pattern: "foo(" }, Deno.cwd());
+  assert.equal(isError, true);
+  assert.match(output, /^Error: Invalid regular expression "foo\(": .*Unterminated group/);
+  assert.match(output, /put a backslash before \( \) \[/);
+  const [missing, missingIsError] = await call({ pattern: "x", path: "no/such/dir" }, "/");
+  assert.equal(missingIsError, true);
+  assert.match(missing, /^Error: "no\/such\/dir" does not exist \(looked for \/no\/such\/dir\)/);
+});
+
+Deno.test("grep skips binary files, files over the size cap, and what .gitignore excludes", async () => {
+  const root = await tree({
+    ".gitignore": "dist/\n*.log\n!keep.log\n",
+    ".git/config": "needle\n",
+    "bin.dat": new Uint8Array([110, 101, 101, 100, 108, 101, 0, 1, 2]),
+    "big.txt": "needle\n" + "x".repeat(2_000),
+    "dist/out.js": "needle\n",
+    "debug.log": "needle\n",
+    "keep.log": "needle\n",
+    "pkg/.gitignore": "/gen/\n",
+    "pkg/gen/g.ts": "needle\n",
+    "pkg/src/gen/g.ts": "needle\n",
+    "text.txt": "needle\n",
+  });
+  try {
+    const result = await search(
+      { pattern: "needle" },
+      root,
+      createGrepTool({ maxFileSize: 1_000 }),
+    );
+    assert.equal(
+      result.output,
+      "keep.log:1:needle\npkg/src/gen/g.ts:1:needle\ntext.txt:1:needle\n" +
+        "(1 file over 1000 bytes not searched: big.txt)",
+    );
+    assert.equal(result.metadata?.skippedLarge, 1);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("grep searches a single file given as the path, whatever the ignore rules", async () => {
+  const root = await tree({ ".gitignore": "*.log\n", "logs/app.log": "ok\nerror: disk full\n" });
+  try {
+    assert.equal(
+      (await search({ pattern: "error", path: "logs/app.log" }, root)).output,
+      "logs/app.log:2:error: disk full",
+    );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("grep matches line by line and cuts very long lines around the match", async () => {
+  const fs = memoryFs();
+  fs.put("/w/a.txt", "foo\nbar\nfoo bar\r\n");
+  fs.put("/w/min.js", `${"a".repeat(1_000)}needle${"b".repeat(1_000)}\n`);
+  const tool = createGrepTool({ fs });
+  // A match may not span lines; a CRLF line ending is not part of the text.
+  assert.equal(
+    (await search({ pattern: "foo\\s+bar", path: "a.txt" }, "/w", tool)).output,
+    "a.txt:3:foo bar",
+  );
+  const { output } = await search({ pattern: "needle", path: "min.js" }, "/w", tool);
+  assert.equal(
+    output,
+    `min.js:1:…${"a".repeat(100)}needle${"b".repeat(394)}… [line of 2006 characters cut]`,
+  );
+});
+
+Deno.test("grep stops when the call is aborted", async () => {
+  const fs = memoryFs();
+  for (let i = 0; i < 20; i++) fs.put(`/w/d${i}/f.txt`, "x\n");
+  const tool = createGrepTool({ fs });
+  await assert.rejects(
+    async () =>
+      await tool.execute({ pattern: "x" }, {
+        cwd: "/w",
+        signal: AbortSignal.abort(new Error("cancelled")),
+        toolCallId: "1",
+      }),
+    /cancelled/,
+  );
+});
+
+const hasGrep = await new Deno.Command("grep", { args: ["--version"], stdout: "null" }).output()
+  .then((status) => status.success, () => false);
+
+Deno.test({
+  name: "grep prints what GNU grep -nH prints, context and separators included",
+  ignore: !hasGrep,
+  async fn() {
+    let seed = 11;
+    const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
+    const patterns = ["ab", "^a", "b$", "a.c", "x*", "^$", "a|bc", "[ab]{2}", "a\\sb", "a[^z]*c"];
+    for (let round = 0; round < 15; round++) {
+      const files: Record<string, string> = {};
+      for (let f = 0; f < 3; f++) {
+        const lines = Array.from(
+          { length: Math.floor(random() * 12) },
+          () => Array.from({ length: Math.floor(random() * 5) }, () => pick([..."abc x"])).join(""),
+        );
+        files[`f${f}.txt`] = lines.join("\n") + (random() < 0.7 && lines.length ? "\n" : "");
+      }
+      const root = await tree(files);
+      try {
+        for (let k = 0; k < 4; k++) {
+          const pattern = pick(patterns);
+          const context = pick([0, 1, 2]);
+          // Without context GNU grep prints no "--" (with an explicit -C 0 it would).
+          const gnu = await new Deno.Command("grep", {
+            args: [
+              "-nHE",
+              ...(context ? ["-C", `${context}`] : []),
+              "--",
+              pattern,
+              ...Object.keys(files),
+            ],
+            cwd: root,
+          }).output();
+          const expected = new TextDecoder().decode(gnu.stdout).replace(/\n$/, "");
+          const { output } = await search({ pattern, context, limit: 1_000 }, root);
+          const note = `${JSON.stringify(pattern)} -C ${context} in ${JSON.stringify(files)}`;
+          if (expected) assert.equal(output, expected, note);
+          else assert.match(output, /^No matches/, note);
+        }
+      } finally {
+        await Deno.remove(root, { recursive: true });
+      }
+    }
+  },
+});
+
+Deno.test("grep notes files it could not read and goes on", async () => {
+  const fs = memoryFs();
+  fs.put("/w/a.txt", "needle\n");
+  fs.put("/w/b.txt", "needle\n");
+  const failing = {
+    ...fs,
+    readFile: (path: string) =>
+      path === "/w/a.txt" ? Promise.reject(new Error("EACCES")) : fs.readFile(path),
+  };
+  const result = await search({ pattern: "needle" }, "/w", createGrepTool({ fs: failing }));
+  assert.equal(result.output, "b.txt:1:needle\n(1 file could not be read)");
+  assert.equal(result.metadata?.unreadable, 1);
+});

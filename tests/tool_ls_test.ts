@@ -1,0 +1,103 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { runToolCall, type Tool, type ToolOutput, toolRegistry } from "../mod.ts";
+import { memoryFs } from "../testing.ts";
+import { createLsTool, type LsInput } from "../tools/ls.ts";
+
+const ls = createLsTool();
+
+async function list(input: LsInput, cwd: string, tool = ls): Promise<ToolOutput> {
+  const result = await tool.execute(input, {
+    cwd,
+    signal: new AbortController().signal,
+    toolCallId: "1",
+  });
+  assert(typeof result !== "string");
+  return result;
+}
+
+/** Runs ls the way the loop does (errors become results). */
+async function call(input: unknown, cwd: string): Promise<[string, boolean]> {
+  const result = await runToolCall(
+    { type: "tool_call", id: "1", name: "ls", input },
+    toolRegistry([ls as Tool<unknown>]),
+    { cwd, signal: new AbortController().signal },
+  );
+  return [result.output, result.isError];
+}
+
+Deno.test("ls lists directories first with /, then files with sizes, hidden ones too", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "ls_test_" }));
+  try {
+    await Deno.mkdir(join(root, "src"));
+    await Deno.mkdir(join(root, ".git"));
+    await Deno.writeTextFile(join(root, "README.md"), "hello");
+    await Deno.writeFile(join(root, "big.bin"), new Uint8Array(3 * 1024 * 1024 + 1));
+    await Deno.writeFile(join(root, ".env"), new Uint8Array(1536));
+    await Deno.writeTextFile(join(root, "src", "a.ts"), "");
+    const result = await list({}, root);
+    assert.equal(result.output, ".git/\nsrc/\n.env  1.5 KB\nREADME.md  5 B\nbig.bin  3.0 MB");
+    assert.equal(result.display, "5 entries");
+    assert.equal((await list({ path: "src" }, root)).output, "a.ts  0 B");
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("ls shows where symlinks lead and marks broken ones", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "ls_test_" }));
+  const outside = await Deno.realPath(await Deno.makeTempDir({ prefix: "ls_outside_" }));
+  try {
+    await Deno.mkdir(join(root, "sub"));
+    await Deno.writeTextFile(join(root, "sub", "a.txt"), "12345");
+    await Deno.symlink(join(root, "sub"), join(root, "dirlink"));
+    await Deno.symlink(join(root, "sub", "a.txt"), join(root, "filelink"));
+    await Deno.symlink(join(root, "gone"), join(root, "broken"));
+    await Deno.symlink(outside, join(root, "away"));
+    assert.equal(
+      (await list({}, root)).output,
+      [
+        `away@ -> ${outside}/`,
+        "dirlink@ -> sub/",
+        "sub/",
+        "broken@ -> (broken link)",
+        "filelink@ -> sub/a.txt  5 B",
+      ].join("\n"),
+    );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+    await Deno.remove(outside, { recursive: true });
+  }
+});
+
+Deno.test("ls caps long listings with a note", async () => {
+  const fs = memoryFs();
+  for (let i = 0; i < 5; i++) fs.put(`/w/f${i}.txt`, "x");
+  fs.put("/w/empty/.keep", "");
+  const tool = createLsTool({ fs, limit: 3 });
+  assert.equal(
+    (await list({ path: "/w" }, "/", tool)).output,
+    "empty/\nf0.txt  1 B\nf1.txt  1 B\n… 3 more entries (6 in all); use glob to find specific files",
+  );
+  assert.equal((await list({ path: "empty" }, "/w", tool)).output, ".keep  0 B");
+});
+
+Deno.test("ls explains a missing path and a file path; says when a directory is empty", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "ls_test_" }));
+  try {
+    await Deno.writeTextFile(join(root, "a.txt"), "");
+    await Deno.mkdir(join(root, "empty"));
+    assert.deepEqual(await call({ path: "nope" }, root), [
+      `Error: "nope" does not exist (looked for ${join(root, "nope")}). ` +
+      "Check the path, or list its parent directory.",
+      true,
+    ]);
+    assert.deepEqual(await call({ path: "a.txt" }, root), [
+      'Error: "a.txt" is a file, not a directory: use the read tool to see its content.',
+      true,
+    ]);
+    assert.deepEqual(await call({ path: "empty" }, root), ["(empty directory)", false]);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
