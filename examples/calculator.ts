@@ -95,9 +95,10 @@ export function evaluate(expression: string): number {
     }
     if (/^[\d.]/.test(token)) return Number(token);
     const name = token.toLowerCase();
-    if (name in CONSTANTS) return CONSTANTS[name];
+    // Own properties only: "constructor" and friends are not names here.
+    if (Object.hasOwn(CONSTANTS, name)) return CONSTANTS[name];
+    if (!Object.hasOwn(FUNCTIONS, name)) throw new SyntaxError(`unknown name "${token}"`);
     const fn = FUNCTIONS[name];
-    if (!fn) throw new SyntaxError(`unknown name "${token}"`);
     take("(");
     const args = [sum()];
     while (peek() === ",") {
