@@ -1,19 +1,9 @@
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
-import { runToolCall, type Tool, toolRegistry } from "../mod.ts";
 import { memoryFs } from "../testing.ts";
 import { createGlobTool } from "../tools/glob.ts";
 import { rebasePattern, walk, type WalkOptions } from "../tools/walk.ts";
-
-/** Creates a temporary directory holding `files` (path → content). */
-async function tree(files: Record<string, string>): Promise<string> {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "glob_test_" }));
-  for (const [path, content] of Object.entries(files)) {
-    await Deno.mkdir(dirname(join(root, path)), { recursive: true });
-    await Deno.writeTextFile(join(root, path), content);
-  }
-  return root;
-}
+import { call, tree } from "./tool_support.ts";
 
 async function paths(root: string, options: WalkOptions = {}): Promise<string[]> {
   const found: string[] = [];
@@ -21,16 +11,6 @@ async function paths(root: string, options: WalkOptions = {}): Promise<string[]>
     found.push(entry.isDirectory ? `${entry.path}/` : entry.path);
   }
   return found;
-}
-
-/** Runs a tool call the way the loop does and returns what the model sees. */
-async function call(tool: Tool, input: unknown, cwd: string): Promise<[string, boolean]> {
-  const result = await runToolCall(
-    { type: "tool_call", id: "1", name: tool.name, input },
-    toolRegistry([tool as Tool<unknown>]),
-    { cwd, signal: new AbortController().signal },
-  );
-  return [result.output, result.isError];
 }
 
 const ignored = {

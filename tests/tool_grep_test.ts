@@ -1,41 +1,19 @@
 import assert from "node:assert/strict";
-import { dirname, join } from "node:path";
-import { runToolCall, type Tool, type ToolOutput, toolRegistry } from "../mod.ts";
+import type { Tool, ToolOutput } from "../mod.ts";
 import { memoryFs } from "../testing.ts";
 import { createGrepTool, type GrepInput } from "../tools/grep.ts";
-
-/** Creates a temporary directory holding `files` (path → content). */
-async function tree(files: Record<string, string | Uint8Array>): Promise<string> {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "grep_test_" }));
-  for (const [path, content] of Object.entries(files)) {
-    await Deno.mkdir(dirname(join(root, path)), { recursive: true });
-    if (typeof content === "string") await Deno.writeTextFile(join(root, path), content);
-    else await Deno.writeFile(join(root, path), content);
-  }
-  return root;
-}
+import { call as callTool, execute, tree } from "./tool_support.ts";
 
 const grep = createGrepTool();
 
 /** Runs grep directly and returns its full answer. */
-async function search(input: GrepInput, cwd: string, tool = grep): Promise<ToolOutput> {
-  const result = await tool.execute(input, {
-    cwd,
-    signal: new AbortController().signal,
-    toolCallId: "1",
-  });
-  assert(typeof result !== "string");
-  return result;
+function search(input: GrepInput, cwd: string, tool = grep): Promise<ToolOutput> {
+  return execute(tool, input, cwd);
 }
 
-/** Runs grep the way the loop does (schema check, errors as results). */
-async function call(input: unknown, cwd: string): Promise<[string, boolean]> {
-  const result = await runToolCall(
-    { type: "tool_call", id: "1", name: "grep", input },
-    toolRegistry([grep as Tool<unknown>]),
-    { cwd, signal: new AbortController().signal },
-  );
-  return [result.output, result.isError];
+/** Runs grep the way the loop does. */
+function call(input: unknown, cwd: string): Promise<[string, boolean]> {
+  return callTool(grep as Tool, input, cwd);
 }
 
 const source = {

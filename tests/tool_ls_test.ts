@@ -1,29 +1,19 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runToolCall, type Tool, type ToolOutput, toolRegistry } from "../mod.ts";
+import type { Tool, ToolOutput } from "../mod.ts";
 import { memoryFs } from "../testing.ts";
 import { createLsTool, type LsInput } from "../tools/ls.ts";
+import { call as callTool, execute } from "./tool_support.ts";
 
 const ls = createLsTool();
 
-async function list(input: LsInput, cwd: string, tool = ls): Promise<ToolOutput> {
-  const result = await tool.execute(input, {
-    cwd,
-    signal: new AbortController().signal,
-    toolCallId: "1",
-  });
-  assert(typeof result !== "string");
-  return result;
+function list(input: LsInput, cwd: string, tool = ls): Promise<ToolOutput> {
+  return execute(tool, input, cwd);
 }
 
 /** Runs ls the way the loop does (errors become results). */
-async function call(input: unknown, cwd: string): Promise<[string, boolean]> {
-  const result = await runToolCall(
-    { type: "tool_call", id: "1", name: "ls", input },
-    toolRegistry([ls as Tool<unknown>]),
-    { cwd, signal: new AbortController().signal },
-  );
-  return [result.output, result.isError];
+function call(input: unknown, cwd: string): Promise<[string, boolean]> {
+  return callTool(ls as Tool, input, cwd);
 }
 
 Deno.test("ls lists directories first with /, then files with sizes, hidden ones too", async () => {

@@ -191,11 +191,7 @@ async function _tavily(
   const results = Array.isArray(body.results) ? body.results : [];
   return {
     answer: typeof body.answer === "string" && body.answer ? body.answer : undefined,
-    results: await Promise.all(results.map(async (item: Record<string, unknown>) => ({
-      title: await _text(item.title),
-      url: String(item.url ?? ""),
-      snippet: await _text(item.content),
-    }))),
+    results: await _results(results, "content"),
   };
 }
 
@@ -216,12 +212,8 @@ async function _brave(
   }) as { web?: { results?: unknown } };
   const results = Array.isArray(body.web?.results) ? body.web.results : [];
   return {
-    results: await Promise.all(results.map(async (item: Record<string, unknown>) => ({
-      // Brave marks the matched words with <strong> and escapes entities.
-      title: await _text(item.title),
-      url: String(item.url ?? ""),
-      snippet: await _text(item.description),
-    }))),
+    // Brave marks the matched words with <strong> and escapes entities.
+    results: await _results(results, "description"),
   };
 }
 
@@ -264,6 +256,15 @@ async function _request(
   } catch {
     throw new Error(`${name} sent a response that is not JSON. Try again later.`);
   }
+}
+
+/** The results of either API, their title and snippet fields reduced to plain text. */
+function _results(items: Record<string, unknown>[], snippet: string): Promise<_Result[]> {
+  return Promise.all(items.map(async (item) => ({
+    title: await _text(item.title),
+    url: String(item.url ?? ""),
+    snippet: await _text(item[snippet]),
+  })));
 }
 
 /** Plain text from an API field that may hold HTML tags and entities. */
