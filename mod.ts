@@ -57,9 +57,12 @@ export type {
   JsonSchema,
   Model,
   ModelEvent,
+  ModelInfo,
   ModelRequest,
+  Pricing,
   ToolDefinition,
 } from "./lib/model.ts";
+export { costOf } from "./lib/cost.ts";
 export {
   CAPABILITIES,
   type Capability,

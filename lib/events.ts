@@ -25,6 +25,8 @@ export interface RunResult {
   toolCalls: number;
   /** Tokens used by the whole run. */
   usage: Usage;
+  /** What the run cost in US dollars, when the model's prices are known. */
+  costUsd?: number;
   /** Wall time of the run. */
   durationMs: number;
   /** The session the run belongs to. */
@@ -139,6 +141,8 @@ export type AgentEvent =
     turn: number;
     /** Tokens the turn used. */
     usage: Usage;
+    /** What the turn cost in US dollars, when the model's prices are known. */
+    costUsd?: number;
   }
   | ({
     /** The run ended. */

@@ -18,11 +18,12 @@ import {
   userMessage,
 } from "./messages.ts";
 import { callModel } from "./model_call.ts";
-import type { Model } from "./model.ts";
+import type { Model, Pricing } from "./model.ts";
 import type { RetryOptions } from "./retry.ts";
 import { type Tool, toolDefinitions, toolRegistry } from "./tool.ts";
 import { runToolCalls, type ToolRunResult } from "./tool_runner.ts";
-import { addUsage, emptyUsage } from "./usage.ts";
+import { addUsage, emptyUsage, type Usage } from "./usage.ts";
+import { costOf } from "./cost.ts";
 
 /** The default of {@link RunAgentOptions.maxTurns}. */
 export const DEFAULT_MAX_TURNS = 50;
@@ -120,6 +121,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   const maxNudges = options.nudge === false ? 0 : options.nudge?.max ?? 2;
   const nudgeText = (options.nudge ? options.nudge.message : undefined) ?? NUDGE_MESSAGE;
   const guard = repeatGuard();
+  const pricing = model.info?.pricing;
   // Aborted when the caller cancels, and when the caller stops reading the stream early.
   const stop = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
@@ -135,6 +137,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
     durationMs: 0,
     sessionId,
   };
+  if (pricing) result.costUsd = 0;
   let nudges = 0;
 
   try {
@@ -182,7 +185,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
         // Keep what the model said; drop calls that will never run.
         const content = answer.content.filter((part) => part.type !== "tool_call");
         if (content.length > 0) yield* _push(messages, { role: "assistant", content });
-        yield { type: "turn_end", turn, usage: answer.usage };
+        yield _turnEnd(turn, answer.usage, pricing, result);
         result.status = "aborted";
         break;
       }
@@ -191,7 +194,9 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       const calls = toolCallsOf(assistant);
 
       if (calls.length === 0) {
-        yield { type: "turn_end", turn, usage: answer.usage };
+        yield _turnEnd(turn, answer.usage, pricing, result);
+        // A paused answer (a long server-side step) goes on when the model is called again.
+        if (answer.finishReason === "pause") continue;
         const nudge = nudges < maxNudges && registry.size > 0 &&
           answer.finishReason === "stop" && announcesAction(textOf(assistant));
         if (nudge) {
@@ -238,7 +243,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       }
       result.toolCalls += calls.length;
       for (const done of results) yield* _push(messages, _toolMessage(done));
-      yield { type: "turn_end", turn, usage: answer.usage };
+      yield _turnEnd(turn, answer.usage, pricing, result);
       if (result.status === "error") break;
     }
   } catch (error) {
@@ -253,6 +258,19 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   const { messages: _, ...summary } = result;
   yield { type: "result", ...summary };
   return result;
+}
+
+/** The turn_end event, adding the turn's cost to the run's. */
+function _turnEnd(
+  turn: number,
+  usage: Usage,
+  pricing: Pricing | undefined,
+  result: RunResult,
+): AgentEvent {
+  if (!pricing) return { type: "turn_end", turn, usage };
+  const costUsd = costOf(usage, pricing);
+  result.costUsd = (result.costUsd ?? 0) + costUsd;
+  return { type: "turn_end", turn, usage, costUsd };
 }
 
 function _repeatWarning(count: number): string {

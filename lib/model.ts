@@ -22,10 +22,39 @@ export interface ToolDefinition {
 }
 
 /**
- * Why a model call ended: a natural stop, tool calls, the output limit, a content filter,
- * or anything else a provider reports.
+ * Why a model call ended: a natural stop, tool calls, the output limit, a content filter
+ * (or a refusal), a pause the model resumes when called again with its partial answer, or
+ * anything else a provider reports.
  */
-export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter" | "other";
+export type FinishReason =
+  | "stop"
+  | "tool_calls"
+  | "length"
+  | "content_filter"
+  | "pause"
+  | "other";
+
+/** Prices in US dollars per million tokens. */
+export interface Pricing {
+  /** Input tokens not read from a cache. */
+  input: number;
+  /** Output tokens. */
+  output: number;
+  /** Input tokens read from a prompt cache (default the input price). */
+  cacheRead?: number;
+  /** Input tokens written to a prompt cache (default the input price). */
+  cacheWrite?: number;
+}
+
+/** What is known about a model: its limits, and its prices when known. */
+export interface ModelInfo {
+  /** The most tokens a request and its answer may hold together. */
+  contextWindow: number;
+  /** The most output tokens one answer may have. */
+  maxOutputTokens: number;
+  /** Prices; absent when unknown. Local models cost nothing. */
+  pricing?: Pricing;
+}
 
 /** One call to a model. */
 export interface ModelRequest {
@@ -103,6 +132,8 @@ export interface Model {
   readonly provider: string;
   /** The model's id at the provider, e.g. `gpt-4.1-mini`. */
   readonly id: string;
+  /** Limits and prices, when known. */
+  readonly info?: ModelInfo;
   /** Streams one answer. */
   stream(request: ModelRequest): AsyncIterable<ModelEvent>;
 }

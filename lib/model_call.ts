@@ -93,7 +93,7 @@ export async function* callModel(
         });
       }
       const content = parts.done();
-      if (!content.some(_isSubstantial)) {
+      if (finish.reason !== "pause" && !content.some(_isSubstantial)) {
         // Nothing to show and nothing to do: worth one more try, then a clear failure.
         const retryable = !emptyRetried;
         emptyRetried = true;
