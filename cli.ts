@@ -22,7 +22,9 @@ import type { Model } from "./lib/model.ts";
 export type { CliOutput };
 import { AgentError } from "./lib/errors.ts";
 import type { RunStatus } from "./lib/events.ts";
-import { parseModelSpec, readEnv, resolveModel } from "./lib/providers/resolve.ts";
+import { parseModelSpec, PROVIDER_NAMES, readEnv, resolveModel } from "./lib/providers/resolve.ts";
+import { loadSettings } from "./lib/settings.ts";
+import { resolve } from "node:path";
 
 /** The model used when neither `--model` nor `AGENT_MODEL` names one. */
 export const DEFAULT_MODEL = "openai/gpt-4.1-mini";
@@ -80,13 +82,22 @@ export async function main(args: readonly string[], io: CliIo = denoIo()): Promi
       io.out(_help(await setupRun(options, io.env, "headless")));
       return 0;
     }
-    const spec = options.model ?? io.env("AGENT_MODEL") ?? DEFAULT_MODEL;
+    const cwd = resolve(options.cwd ?? Deno.cwd());
+    const { settings, warnings } = await loadSettings({ cwd, env: io.env });
+    for (const warning of warnings) io.err(`agent: ${warning}\n`);
+    const spec = options.model ?? io.env("AGENT_MODEL") ?? settings.model ?? DEFAULT_MODEL;
     try {
-      parseModelSpec(spec);
+      parseModelSpec(spec, settings.providers);
     } catch (error) {
       throw new UsageError((error as Error).message);
     }
-    model = resolveModel(spec, { baseURL: options.baseURL, env: io.env });
+    model = resolveModel(spec, {
+      baseURL: options.baseURL,
+      env: io.env,
+      providers: settings.providers,
+      models: settings.models,
+      thinkingBudget: options.thinking ?? settings.thinkingBudget,
+    });
     setup = await setupRun(options, io.env, "headless");
     prompt = options.prompt || (await io.readStdin())?.trim();
     if (!prompt) {
@@ -164,6 +175,7 @@ Options:
       --tools <a,b>             offer only these tools
       --cwd <dir>               the working directory
       --add-dir <dir>           another directory files may be changed in (repeatable)
+      --thinking <tokens>       extended thinking budget (Anthropic models; 0: off)
   -v, --verbose                 print each model request's size, timing and tokens
   -h, --help                    show this help
   -V, --version                 show the version
@@ -173,7 +185,9 @@ write, edit --allow-write; bash --allow-run; fetch and web_search --allow-net (w
 TAVILY_API_KEY or BRAVE_API_KEY). So --allow-read=. with --allow-net=<provider host> makes a
 read-only agent.
 
-Keys: OPENAI_API_KEY (and OPENAI_BASE_URL) for openai/… models.
+Providers: ${PROVIDER_NAMES.join(", ")}, and your own in ~/.config/agent/settings.json.
+Keys come from each provider's env var (OPENAI_API_KEY, ANTHROPIC_API_KEY, DEEPSEEK_API_KEY, …);
+local servers (ollama, lmstudio, vllm, llamacpp) need none.
 Exit codes: 0 success · 1 error · 2 usage error · 3 max turns reached · 130 interrupted.
 `;
 

@@ -97,6 +97,7 @@ export { RETRY_DEFAULTS, type RetryOptions } from "./lib/retry.ts";
 export { addUsage, emptyUsage, type Usage } from "./lib/usage.ts";
 export { OPENAI_BASE_URL, openaiModel, type OpenAIModelOptions } from "./lib/providers/openai.ts";
 export type { ChatRequestStyle } from "./lib/providers/openai_request.ts";
+export { anthropicModel, type AnthropicModelOptions } from "./lib/providers/anthropic.ts";
 export {
   parseModelSpec,
   PROVIDER_NAMES,

@@ -1,7 +1,7 @@
 /**
- * Test doubles for agents: a scripted model that plays answers from a script, a loopback
- * server that speaks the OpenAI Chat Completions streaming format with real servers' habits
- * and faults, and an in-memory file system for tools.
+ * Test doubles for agents: a scripted model that plays answers from a script, loopback
+ * servers that speak the OpenAI Chat Completions and the Anthropic Messages streaming formats
+ * (with real servers' habits and faults), and an in-memory file system for tools.
  *
  * @example
  * ```ts
@@ -32,4 +32,13 @@ export {
   type MockToolCall,
   startMockOpenAIServer,
 } from "./lib/testing/mock_openai_server.ts";
+export {
+  type MockAnthropicReply,
+  type MockAnthropicServer,
+  type MockAnthropicServerOptions,
+  type MockAnthropicThinking,
+  type MockAnthropicToolCall,
+  type MockAnthropicUsage,
+  startMockAnthropicServer,
+} from "./lib/testing/mock_anthropic_server.ts";
 export { type MemoryFs, memoryFs } from "./lib/testing/memory_fs.ts";

@@ -1,12 +1,13 @@
 /**
- * The CLI as a whole process against the loopback mock server: wall time and peak memory
+ * The CLI as a whole process against the loopback mock servers: wall time and peak memory
  * (from `/usr/bin/time -v`, Debian package `time`) of a one-turn task, and of a 50-turn loop
- * of read calls. Run with `deno run -A bench/cli.ts`.
+ * of read calls, on the OpenAI-compatible provider and on the Anthropic provider. Run with
+ * `deno run -A bench/cli.ts`.
  */
 
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type MockReply, startMockOpenAIServer } from "../testing.ts";
+import { startMockAnthropicServer, startMockOpenAIServer } from "../testing.ts";
 
 const MOD = fileURLToPath(new URL("../mod.ts", import.meta.url));
 const RUNS = 15;
@@ -17,25 +18,62 @@ interface Sample {
   peakRssMiB?: number;
 }
 
+/** A provider to measure: its model, the env that points it at a mock server, the server. */
+interface Target {
+  name: string;
+  model: string;
+  start(script: (turn: number) => Step): { url: string; close(): Promise<void> };
+  env(url: string): Record<string, string>;
+}
+
+/** One scripted answer: text, or one read call. */
+type Step = { text: string } | { read: { path: string; offset: number; limit: number } };
+
+const TARGETS: Target[] = [
+  {
+    name: "openai",
+    model: "openai/bench",
+    start: (script) =>
+      startMockOpenAIServer({
+        replies: (body) => {
+          const step = script(_turns(body));
+          return "text" in step
+            ? { text: step.text }
+            : { toolCalls: [{ name: "read", arguments: step.read }] };
+        },
+      }),
+    env: (url) => ({ OPENAI_API_KEY: "sk-bench", OPENAI_BASE_URL: url }),
+  },
+  {
+    name: "anthropic",
+    model: "anthropic/bench",
+    start: (script) =>
+      startMockAnthropicServer({
+        replies: (body) => {
+          const step = script(_turns(body));
+          return "text" in step
+            ? { text: step.text }
+            : { toolCalls: [{ name: "read", input: step.read }] };
+        },
+      }),
+    env: (url) => ({ ANTHROPIC_API_KEY: "sk-ant-bench", ANTHROPIC_BASE_URL: url }),
+  },
+];
+
+/** How many answers the model gave before this request. */
+function _turns(body: Record<string, unknown>): number {
+  return (body.messages as Array<{ role: string }>).filter((m) => m.role === "assistant").length;
+}
+
 /** Runs the CLI once; wall time measured here, peak RSS from GNU time when present. */
-async function runOnce(url: string, args: string[], cwd: string): Promise<Sample> {
-  const cli = [
-    Deno.execPath(),
-    "run",
-    "-A",
-    MOD,
-    "-m",
-    "openai/bench",
-    "--output",
-    "json",
-    ...args,
-  ];
+async function runOnce(target: Target, url: string, args: string[], cwd: string): Promise<Sample> {
+  const cli = [Deno.execPath(), "run", "-A", MOD, "-m", target.model, "--output", "json", ...args];
   const command = hasTime ? ["/usr/bin/time", "-v", ...cli] : cli;
   const started = performance.now();
   const output = await new Deno.Command(command[0], {
     args: command.slice(1),
     cwd,
-    env: { OPENAI_API_KEY: "sk-bench", OPENAI_BASE_URL: url, NO_COLOR: "1" },
+    env: { ...target.env(url), NO_COLOR: "1" },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -54,32 +92,39 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)];
 }
 
+/** Median wall time and peak RSS of a scenario on a target. */
 async function measure(
-  name: string,
-  replies: (index: number) => MockReply,
+  target: Target,
+  script: (turn: number) => Step,
   args: string[],
   cwd: string,
-) {
-  await using server = startMockOpenAIServer({
-    replies: (body) =>
-      replies(
-        (body.messages as unknown[]).filter((m) => (m as { role: string }).role === "assistant")
-          .length,
-      ),
-  });
-  await runOnce(server.url, args, cwd); // the module cache is warm from here on
-  const samples: Sample[] = [];
-  for (let i = 0; i < RUNS; i++) samples.push(await runOnce(server.url, args, cwd));
-  const wall = median(samples.map((s) => s.wallMs));
-  const rss = samples[0].peakRssMiB === undefined
-    ? "n/a (install the time package)"
-    : `${median(samples.map((s) => s.peakRssMiB!)).toFixed(1)} MiB`;
-  console.log(
-    `${name.padEnd(34)} wall ${
-      wall.toFixed(0).padStart(5)
-    } ms (median of ${RUNS}), peak RSS ${rss}`,
-  );
+): Promise<{ wall: number; rss?: number }> {
+  const server = target.start(script);
+  try {
+    await runOnce(target, server.url, args, cwd); // the module cache is warm from here on
+    const samples: Sample[] = [];
+    for (let i = 0; i < RUNS; i++) samples.push(await runOnce(target, server.url, args, cwd));
+    const rss = samples.map((s) => s.peakRssMiB).filter((v): v is number => v !== undefined);
+    return {
+      wall: median(samples.map((s) => s.wallMs)),
+      rss: rss.length ? median(rss) : undefined,
+    };
+  } finally {
+    await server.close();
+  }
 }
+
+const SCENARIOS: Array<{ name: string; script: (turn: number) => Step; args: string[] }> = [
+  { name: "one-turn task", script: () => ({ text: "Hello!" }), args: ["say hello"] },
+  {
+    name: "50-turn read-tool loop",
+    script: (turn) =>
+      turn < 49
+        ? { read: { path: "data.txt", offset: turn + 1, limit: 2 } }
+        : { text: "Read it all." },
+    args: ["--max-turns", "60", "read the file"],
+  },
+];
 
 const dir = await Deno.makeTempDir({ prefix: "agent_bench_" });
 try {
@@ -87,21 +132,22 @@ try {
     join(dir, "data.txt"),
     Array.from({ length: 200 }, (_, i) => `line ${i}`).join("\n"),
   );
-  await measure("one-turn task", () => ({ text: "Hello!" }), ["say hello"], dir);
-  await measure(
-    "50-turn read-tool loop",
-    (turn) =>
-      turn < 49
-        ? {
-          toolCalls: [{
-            name: "read",
-            arguments: { path: "data.txt", offset: turn + 1, limit: 2 },
-          }],
-        }
-        : { text: "Read it all." },
-    ["--max-turns", "60", "read the file"],
-    dir,
-  );
+  console.log(`median of ${RUNS} runs${hasTime ? "" : " (peak RSS needs /usr/bin/time)"}\n`);
+  console.log("| scenario | provider | wall | peak RSS | vs openai |");
+  console.log("| --- | --- | ---: | ---: | ---: |");
+  for (const scenario of SCENARIOS) {
+    let base = 0;
+    for (const target of TARGETS) {
+      const { wall, rss } = await measure(target, scenario.script, scenario.args, dir);
+      base ||= wall;
+      const ratio = `${((wall / base - 1) * 100).toFixed(1)}%`;
+      console.log(
+        `| ${scenario.name} | ${target.name} | ${wall.toFixed(0)} ms | ${
+          rss === undefined ? "n/a" : `${rss.toFixed(1)} MiB`
+        } | ${target.name === "openai" ? "" : ratio} |`,
+      );
+    }
+  }
 } finally {
   await Deno.remove(dir, { recursive: true });
 }

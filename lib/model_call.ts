@@ -93,7 +93,10 @@ export async function* callModel(
         });
       }
       const content = parts.done();
-      if (finish.reason !== "pause" && !content.some(_isSubstantial)) {
+      // Only an answer that claims to be complete yet holds nothing is treated as a failure;
+      // a refusal, a cut or a pause says why it is empty.
+      const claimsDone = finish.reason === "stop" || finish.reason === "other";
+      if (claimsDone && !content.some(_isSubstantial)) {
         // Nothing to show and nothing to do: worth one more try, then a clear failure.
         const retryable = !emptyRetried;
         emptyRetried = true;

@@ -146,10 +146,13 @@ Deno.test("openai provider: sends maxOutputTokens as max_completion_tokens to Op
 });
 
 Deno.test("resolveModel() refuses an unknown provider, listing the known ones", () => {
-  assert.deepEqual(PROVIDER_NAMES, ["openai"]);
   assertConfigError(
     () => new Agent({ model: "acme/model-1", apiKey: "sk-test" }),
-    /^Unknown provider "acme" in "acme\/model-1"\. Known providers: openai$/,
+    new RegExp(
+      `^Unknown provider "acme" in "acme/model-1"\\. Known providers: ${
+        PROVIDER_NAMES.join(", ")
+      }\\.`,
+    ),
   );
 });
 

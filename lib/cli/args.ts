@@ -32,6 +32,8 @@ export interface CliArgs {
   addDirs: string[];
   /** Print each model request's size, timing and tokens to stderr. */
   verbose: boolean;
+  /** Extended thinking budget in tokens (0: off). */
+  thinking?: number;
   /** Show help. */
   help: boolean;
   /** Show the version. */
@@ -73,6 +75,7 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
         tools: { type: "string" },
         "add-dir": { type: "string", multiple: true },
         verbose: { type: "boolean", short: "v" },
+        thinking: { type: "string" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "V" },
       },
@@ -94,8 +97,18 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
       );
     }
   }
+  let thinking: number | undefined;
+  if (values.thinking !== undefined) {
+    thinking = Number(values.thinking);
+    if (!Number.isInteger(thinking) || thinking < 0) {
+      throw new UsageError(
+        `--thinking must be a number of tokens ≥ 0 (0 turns it off), got "${values.thinking}"`,
+      );
+    }
+  }
   return {
     model: values.model,
+    thinking,
     baseURL: values["base-url"],
     output: output as OutputFormat,
     maxTurns,

@@ -84,7 +84,12 @@ export function textRenderer(
         break;
       case "result": {
         newline();
-        const usage = `${event.usage.inputTokens} in / ${event.usage.outputTokens} out tokens`;
+        const cached = event.usage.cacheReadTokens
+          ? ` (${event.usage.cacheReadTokens} cached)`
+          : "";
+        const cost = event.costUsd === undefined ? "" : ` · ${formatUsd(event.costUsd)}`;
+        const usage =
+          `${event.usage.inputTokens} in${cached} / ${event.usage.outputTokens} out tokens${cost}`;
         const summary =
           `${_plural(event.turns, "turn")} · ${
             _plural(event.toolCalls, "tool call")
@@ -104,6 +109,19 @@ export function textRenderer(
       }
     }
   };
+}
+
+/**
+ * A dollar amount with the precision small amounts need.
+ *
+ * @example
+ * ```ts
+ * import { formatUsd } from "./render.ts";
+ * if (formatUsd(0.00123) !== "$0.0012" || formatUsd(1.5) !== "$1.50") throw new Error("unexpected");
+ * ```
+ */
+export function formatUsd(usd: number): string {
+  return `$${usd.toFixed(usd > 0 && usd < 0.01 ? 4 : 2)}`;
 }
 
 function _plural(count: number, noun: string): string {

@@ -92,3 +92,38 @@ export function httpError(failure: HttpFailure): ConfigError | ProviderError {
     cause,
   });
 }
+
+/**
+ * The message of an error's innermost cause: fetch wraps the useful one ("Connection refused").
+ *
+ * @example
+ * ```ts
+ * import { rootCause } from "./http_errors.ts";
+ * const error = new TypeError("fetch failed", { cause: new Error("Connection refused") });
+ * if (rootCause(error) !== "Connection refused") throw new Error("unexpected");
+ * ```
+ */
+export function rootCause(error: Error): string {
+  let inner: unknown = error;
+  while (inner instanceof Error && inner.cause instanceof Error) inner = inner.cause;
+  return (inner as Error).message;
+}
+
+/**
+ * Whether reading a response body failed because the connection dropped (reset, closed early).
+ *
+ * @example
+ * ```ts
+ * import { isConnectionLoss } from "./http_errors.ts";
+ * if (!isConnectionLoss(new TypeError("error reading a body from connection"))) {
+ *   throw new Error("unexpected");
+ * }
+ * ```
+ */
+export function isConnectionLoss(error: unknown): boolean {
+  if (error instanceof Deno.errors.ConnectionReset || error instanceof Deno.errors.UnexpectedEof) {
+    return true;
+  }
+  return error instanceof TypeError &&
+    /connection|network|reset|socket|body|closed|terminated|eof/i.test(error.message);
+}

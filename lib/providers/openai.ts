@@ -8,8 +8,8 @@
 
 import type OpenAI from "openai";
 import { AgentError, ConfigError, ProviderError } from "../errors.ts";
-import type { Model, ModelEvent, ModelRequest } from "../model.ts";
-import { httpError } from "./http_errors.ts";
+import type { Model, ModelEvent, ModelInfo, ModelRequest } from "../model.ts";
+import { httpError, isConnectionLoss, rootCause } from "./http_errors.ts";
 import { chunkReader, streamError } from "./openai_chunks.ts";
 import { chatRequest, type ChatRequestStyle } from "./openai_request.ts";
 import { readSse } from "./sse.ts";
@@ -37,6 +37,8 @@ export interface OpenAIModelOptions extends ChatRequestStyle {
   idleTimeoutMs?: number;
   /** The fetch to use (default the global one). */
   fetch?: typeof fetch;
+  /** The model's limits and prices, reported as `model.info`. */
+  info?: ModelInfo;
 }
 
 /**
@@ -84,6 +86,7 @@ export function openaiModel(options: OpenAIModelOptions): Model {
   return {
     provider,
     id: options.model,
+    info: options.info,
     async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
       const { sdk, client } = await connect();
       const fail = (error: unknown) =>
@@ -173,7 +176,7 @@ function _providerError(
   if (error instanceof AgentError || signal?.aborted) return error;
   const { provider } = where;
   if (error instanceof sdk.APIConnectionError) {
-    const reason = _rootCause(error);
+    const reason = rootCause(error);
     // Nothing listens there: waiting will not help, the address is probably wrong.
     const refused = /connection refused|ECONNREFUSED/i.test(reason);
     const advice = refused ? ". Is the server running, and is the base URL right?" : "";
@@ -201,27 +204,11 @@ function _providerError(
       cause: error,
     });
   }
-  if (_isConnectionLoss(error)) {
+  if (isConnectionLoss(error)) {
     return new ProviderError(`The connection to ${provider} failed: ${(error as Error).message}`, {
       retryable: true,
       cause: error,
     });
   }
   return error;
-}
-
-/** The message of the innermost cause: fetch wraps the useful one ("Connection refused"). */
-function _rootCause(error: Error): string {
-  let inner: unknown = error;
-  while (inner instanceof Error && inner.cause instanceof Error) inner = inner.cause;
-  return (inner as Error).message;
-}
-
-/** Whether reading the body failed because the connection dropped (reset, closed early). */
-function _isConnectionLoss(error: unknown): boolean {
-  if (error instanceof Deno.errors.ConnectionReset || error instanceof Deno.errors.UnexpectedEof) {
-    return true;
-  }
-  return error instanceof TypeError &&
-    /connection|network|reset|socket|body|closed|terminated|eof/i.test(error.message);
 }

@@ -21,6 +21,8 @@ export interface ChatRequestStyle {
   includeUsage?: boolean;
   /** Extra fields merged into every request body. */
   extraBody?: Record<string, unknown>;
+  /** Rewrite tool call ids for servers that accept only 9 letters and digits (Mistral). */
+  toolCallIds?: "alnum9";
 }
 
 /**
@@ -42,7 +44,8 @@ export function chatRequest(
   if (request.system) {
     messages.push({ role: style.systemRole ?? "system", content: request.system });
   }
-  for (const message of request.messages) messages.push(chatMessage(message));
+  const id = style.toolCallIds === "alnum9" ? alnum9 : undefined;
+  for (const message of request.messages) messages.push(chatMessage(message, id));
   const body: ChatCompletionCreateParamsStreaming = { model, messages, stream: true };
   if (style.includeUsage !== false) body.stream_options = { include_usage: true };
   if (request.tools.length > 0) {
@@ -69,7 +72,10 @@ export function chatRequest(
  * if (wire.role !== "tool" || wire.content !== "(no output)") throw new Error("unexpected");
  * ```
  */
-export function chatMessage(message: Message): ChatCompletionMessageParam {
+export function chatMessage(
+  message: Message,
+  id: (id: string) => string = (same) => same,
+): ChatCompletionMessageParam {
   switch (message.role) {
     case "user":
       return { role: "user", content: message.content };
@@ -77,7 +83,7 @@ export function chatMessage(message: Message): ChatCompletionMessageParam {
       // Several servers refuse an empty tool message.
       return {
         role: "tool",
-        tool_call_id: message.toolCallId,
+        tool_call_id: id(message.toolCallId),
         content: message.content || "(no output)",
       };
     case "assistant": {
@@ -87,7 +93,7 @@ export function chatMessage(message: Message): ChatCompletionMessageParam {
         if (part.type === "text") text += part.text;
         else if (part.type === "tool_call") {
           calls.push({
-            id: part.id,
+            id: id(part.id),
             type: "function" as const,
             function: { name: part.name, arguments: JSON.stringify(part.input ?? {}) },
             ...part.extra,
@@ -98,4 +104,26 @@ export function chatMessage(message: Message): ChatCompletionMessageParam {
       return { role: "assistant", content: text || null, tool_calls: calls };
     }
   }
+}
+
+/**
+ * A tool call id as 9 letters and digits: kept when it already is, else derived from it
+ * (the same id always gives the same result, so calls and results still match).
+ *
+ * @example
+ * ```ts
+ * import { alnum9 } from "./openai_request.ts";
+ * const id = alnum9("call_0fypS1hVX");
+ * if (!/^[a-zA-Z0-9]{9}$/.test(id) || alnum9("call_0fypS1hVX") !== id) throw new Error("unexpected");
+ * ```
+ */
+export function alnum9(id: string): string {
+  if (/^[a-zA-Z0-9]{9}$/.test(id)) return id;
+  // FNV-1a, twice with different seeds, for 9 base-36 digits.
+  let a = 0x811c9dc5, b = 0x01000193;
+  for (let i = 0; i < id.length; i++) {
+    a = Math.imul(a ^ id.charCodeAt(i), 0x01000193);
+    b = Math.imul(b ^ id.charCodeAt(i), 0x811c9dc5);
+  }
+  return ((a >>> 0).toString(36) + (b >>> 0).toString(36)).padEnd(9, "0").slice(0, 9);
 }

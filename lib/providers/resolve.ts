@@ -1,40 +1,63 @@
 /**
- * Turns a `provider/model` string into a {@link Model}, with the key and base URL from the
- * options or the provider's environment variables.
+ * Turns a `provider/model` string into a {@link Model}: the provider from the presets or the
+ * user's own, the key and base URL from the options or the provider's env vars, and the
+ * model's metadata from the table or the settings.
  *
  * @module
  */
 
 import { ConfigError } from "../errors.ts";
-import type { Model } from "../model.ts";
+import type { Model, ModelInfo, Pricing } from "../model.ts";
+import { anthropicModel } from "./anthropic.ts";
+import { lookupModelInfo } from "./models.ts";
 import { openaiModel } from "./openai.ts";
+import type { ChatRequestStyle } from "./openai_request.ts";
+import { PRESETS, type ProviderPreset, styleOf } from "./presets.ts";
+
+/** A provider the user defines (in the user settings file). */
+export interface ProviderConfig extends ChatRequestStyle {
+  /** The wire protocol (default `openai`). */
+  api?: "openai" | "anthropic";
+  /** The API root: with `/v1` for OpenAI-compatible servers, without for Anthropic. */
+  baseURL: string;
+  /** The env var that holds the key; without one, no key is sent. */
+  apiKeyEnv?: string;
+  /** Extra HTTP headers. */
+  headers?: Record<string, string>;
+  /** A local server: its models cost nothing. */
+  local?: boolean;
+}
+
+/** Metadata that replaces or completes what the table knows of a model. */
+export interface ModelOverride {
+  /** The context window in tokens. */
+  contextWindow?: number;
+  /** The most output tokens per answer. */
+  maxOutputTokens?: number;
+  /** Prices per million tokens. */
+  pricing?: Pricing;
+}
 
 /** Where a model's connection settings come from. */
 export interface ResolveModelOptions {
-  /** The API root; for `openai/…` it includes `/v1` (like `OPENAI_BASE_URL`). */
+  /** The API root; for OpenAI-compatible providers it includes `/v1` (like `OPENAI_BASE_URL`). */
   baseURL?: string;
   /** The API key (default from the provider's env var). */
   apiKey?: string;
   /** Reads an environment variable (default `Deno.env.get`, or nothing without `--allow-env`). */
   env?: (name: string) => string | undefined;
+  /** The user's own providers, by name; a name of a preset replaces it. */
+  providers?: Readonly<Record<string, ProviderConfig>>;
+  /** Metadata overrides, by `provider/model`. */
+  models?: Readonly<Record<string, ModelOverride>>;
+  /** Extended thinking with this many tokens (Anthropic models). */
+  thinkingBudget?: number;
+  /** The fetch the provider's SDK uses (default the global one), e.g. to go through a proxy. */
+  fetch?: typeof fetch;
 }
 
-interface _Provider {
-  keyEnv: string;
-  baseURLEnv?: string;
-  create(model: string, apiKey: string | undefined, baseURL: string | undefined): Model;
-}
-
-const PROVIDERS: Record<string, _Provider> = {
-  openai: {
-    keyEnv: "OPENAI_API_KEY",
-    baseURLEnv: "OPENAI_BASE_URL",
-    create: (model, apiKey, baseURL) => openaiModel({ model, apiKey, baseURL }),
-  },
-};
-
-/** The names of the providers `resolveModel` knows. */
-export const PROVIDER_NAMES: readonly string[] = Object.keys(PROVIDERS);
+/** The names of the built-in providers. */
+export const PROVIDER_NAMES: readonly string[] = Object.keys(PRESETS);
 
 /**
  * The model named by `spec` (`provider/model`), or `spec` itself when it is already a model.
@@ -43,17 +66,47 @@ export const PROVIDER_NAMES: readonly string[] = Object.keys(PROVIDERS);
  * ```ts
  * import { resolveModel } from "./resolve.ts";
  * const model = resolveModel("openai/gpt-4.1-mini", { apiKey: "sk-test" });
- * if (model.provider !== "openai" || model.id !== "gpt-4.1-mini") throw new Error("unexpected");
+ * if (model.provider !== "openai" || model.info?.contextWindow !== 1_047_576) throw new Error("unexpected");
+ * const local = resolveModel("ollama/qwen3", { env: () => undefined });
+ * if (local.info?.pricing?.input !== 0) throw new Error("unexpected");
  * ```
  */
 export function resolveModel(spec: string | Model, options: ResolveModelOptions = {}): Model {
   if (typeof spec !== "string") return spec;
-  const { provider: name, model } = parseModelSpec(spec);
-  const provider = PROVIDERS[name];
+  const { provider: name, model } = parseModelSpec(spec, options.providers);
+  const preset = _preset(name, options.providers);
   const env = options.env ?? readEnv;
-  const apiKey = options.apiKey ?? env(provider.keyEnv);
-  const baseURL = options.baseURL ?? (provider.baseURLEnv ? env(provider.baseURLEnv) : undefined);
-  return provider.create(model, apiKey || undefined, baseURL || undefined);
+  const apiKey = options.apiKey || (preset.keyEnv ? env(preset.keyEnv) : undefined) || undefined;
+  const baseURL = options.baseURL || (preset.baseURLEnv ? env(preset.baseURLEnv) : undefined) ||
+    preset.baseURL;
+  if (!apiKey && !preset.local && preset.keyEnv && baseURL === preset.baseURL) {
+    throw new ConfigError(`No API key for ${name}: set ${preset.keyEnv} or pass apiKey`);
+  }
+  const info = _info(name, model, preset, options.models?.[spec]);
+  if (preset.api === "anthropic") {
+    return anthropicModel({
+      model,
+      apiKey,
+      baseURL,
+      provider: name,
+      keyEnv: preset.keyEnv,
+      headers: preset.headers,
+      info,
+      thinking: options.thinkingBudget ? { budgetTokens: options.thinkingBudget } : undefined,
+      fetch: options.fetch,
+    });
+  }
+  return openaiModel({
+    ...styleOf(preset, model, baseURL),
+    model,
+    apiKey,
+    baseURL,
+    provider: name,
+    keyEnv: preset.keyEnv,
+    headers: preset.headers,
+    info,
+    fetch: options.fetch,
+  });
 }
 
 /**
@@ -62,11 +115,14 @@ export function resolveModel(spec: string | Model, options: ResolveModelOptions 
  * @example
  * ```ts
  * import { parseModelSpec } from "./resolve.ts";
- * const { provider, model } = parseModelSpec("openai/gpt-4.1-mini");
- * if (provider !== "openai" || model !== "gpt-4.1-mini") throw new Error("unexpected");
+ * const { provider, model } = parseModelSpec("openrouter/anthropic/claude-sonnet-4.5");
+ * if (provider !== "openrouter" || model !== "anthropic/claude-sonnet-4.5") throw new Error("unexpected");
  * ```
  */
-export function parseModelSpec(spec: string): { provider: string; model: string } {
+export function parseModelSpec(
+  spec: string,
+  providers: Readonly<Record<string, ProviderConfig>> = {},
+): { provider: string; model: string } {
   const slash = spec.indexOf("/");
   if (slash <= 0 || slash === spec.length - 1) {
     throw new ConfigError(
@@ -74,9 +130,11 @@ export function parseModelSpec(spec: string): { provider: string; model: string 
     );
   }
   const provider = spec.slice(0, slash);
-  if (!Object.hasOwn(PROVIDERS, provider)) {
+  if (!Object.hasOwn(PRESETS, provider) && !Object.hasOwn(providers, provider)) {
+    const known = [...new Set([...PROVIDER_NAMES, ...Object.keys(providers)])];
     throw new ConfigError(
-      `Unknown provider "${provider}" in "${spec}". Known providers: ${PROVIDER_NAMES.join(", ")}`,
+      `Unknown provider "${provider}" in "${spec}". Known providers: ${known.join(", ")}. ` +
+        `Add your own under "providers" in the settings file.`,
     );
   }
   return { provider, model: spec.slice(slash + 1) };
@@ -98,4 +156,29 @@ export function readEnv(name: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+function _preset(
+  name: string,
+  providers: Readonly<Record<string, ProviderConfig>> | undefined,
+): ProviderPreset {
+  const own = providers && Object.hasOwn(providers, name) ? providers[name] : undefined;
+  if (!own) return PRESETS[name];
+  const { api = "openai", baseURL, apiKeyEnv, headers, local, ...style } = own;
+  return { api, baseURL, keyEnv: apiKeyEnv, headers, local, style };
+}
+
+function _info(
+  provider: string,
+  model: string,
+  preset: ProviderPreset,
+  override: ModelOverride | undefined,
+): ModelInfo {
+  const known = lookupModelInfo(provider, model, preset.local === true);
+  if (!override) return known;
+  return {
+    contextWindow: override.contextWindow ?? known.contextWindow,
+    maxOutputTokens: override.maxOutputTokens ?? known.maxOutputTokens,
+    pricing: override.pricing ?? known.pricing,
+  };
 }

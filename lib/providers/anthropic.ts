@@ -1,0 +1,218 @@
+/**
+ * The native Anthropic provider: the Messages API through `npm:@anthropic-ai/sdk`, streamed,
+ * with extended thinking kept and sent back with its signatures, and prompt caching.
+ *
+ * @module
+ */
+
+import type Anthropic from "@anthropic-ai/sdk";
+import { AgentError, ConfigError, ProviderError } from "../errors.ts";
+import type { Model, ModelEvent, ModelInfo, ModelRequest } from "../model.ts";
+import { anthropicEventReader, anthropicStreamError } from "./anthropic_events.ts";
+import { messagesRequest, type MessagesRequestStyle } from "./anthropic_request.ts";
+import { httpError, isConnectionLoss, rootCause } from "./http_errors.ts";
+import { readSse } from "./sse.ts";
+
+/** Anthropic's own API root (without `/v1`, like `ANTHROPIC_BASE_URL`). */
+export const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
+
+/** Options of {@link anthropicModel}. */
+export interface AnthropicModelOptions {
+  /** The model id, e.g. `claude-sonnet-4-5`. */
+  model: string;
+  /** The API key. A server at another base URL may need none. */
+  apiKey?: string;
+  /** The API root without `/v1` (default Anthropic's), like `ANTHROPIC_BASE_URL`. */
+  baseURL?: string;
+  /** The provider's name in events and errors (default `anthropic`). */
+  provider?: string;
+  /** The env var the key comes from, named in credential errors (default `ANTHROPIC_API_KEY`). */
+  keyEnv?: string;
+  /** Extra HTTP headers, e.g. `anthropic-beta`. */
+  headers?: Record<string, string>;
+  /** Limits and prices of the model, returned as `model.info`. */
+  info?: ModelInfo;
+  /** `max_tokens` when the request sets no limit (default `info.maxOutputTokens`, else 8192). */
+  maxOutputTokens?: number;
+  /** Extended thinking with a budget of tokens (at least 1,024); `max_tokens` is kept above it. */
+  thinking?: { budgetTokens: number };
+  /** Mark prompt-cache breakpoints on the system prompt, tools and conversation (default true). */
+  cache?: boolean;
+  /** The longest wait for the response to start (default 10 minutes). */
+  timeoutMs?: number;
+  /** The longest silence inside a stream before it counts as stalled (default 5 minutes). */
+  idleTimeoutMs?: number;
+  /** The fetch to use (default the global one). */
+  fetch?: typeof fetch;
+}
+
+interface _Where {
+  provider: string;
+  keyEnv: string;
+  model: string;
+  baseURL: string;
+}
+
+/**
+ * A Claude model served over the Anthropic Messages API. The key goes out both as the SDK's
+ * `Authorization: Bearer` and as `x-api-key`, which Anthropic-compatible servers and gateways
+ * read. Sampling parameters (`temperature`) are not sent: the SDK's API version refuses them.
+ *
+ * @example
+ * ```ts
+ * import { anthropicModel } from "./anthropic.ts";
+ * const model = anthropicModel({ model: "claude-sonnet-4-5", apiKey: "sk-ant-test" });
+ * if (model.provider !== "anthropic" || model.id !== "claude-sonnet-4-5") throw new Error("unexpected");
+ * ```
+ */
+export function anthropicModel(options: AnthropicModelOptions): Model {
+  const provider = options.provider ?? "anthropic";
+  const baseURL = (options.baseURL ?? ANTHROPIC_BASE_URL).replace(/\/+$/, "");
+  const keyEnv = options.keyEnv ?? "ANTHROPIC_API_KEY";
+  if (!options.apiKey && baseURL === ANTHROPIC_BASE_URL) {
+    throw new ConfigError(`No API key for ${provider}: set ${keyEnv} or pass apiKey`);
+  }
+  const where: _Where = { provider, keyEnv, model: options.model, baseURL };
+  const style: MessagesRequestStyle = {
+    maxOutputTokens: options.maxOutputTokens,
+    info: options.info,
+    thinking: options.thinking,
+    cache: options.cache,
+  };
+  const idleTimeoutMs = options.idleTimeoutMs ?? 300_000;
+  let client: Promise<{ sdk: typeof import("@anthropic-ai/sdk"); client: Anthropic }> | undefined;
+  const connect = () =>
+    client ??= import("@anthropic-ai/sdk").then((sdk) => ({
+      sdk,
+      client: _client(sdk, options, where),
+    }));
+  // Start loading the SDK now: the first request needs it, and loading overlaps the set-up.
+  connect().catch(() => {});
+
+  return {
+    provider,
+    id: options.model,
+    info: options.info,
+    async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
+      const { sdk, client } = await connect();
+      const fail = (error: unknown) => _providerError(error, sdk, where, request.signal);
+      let response: Response;
+      try {
+        response = await client.messages
+          .create(messagesRequest(options.model, request, style), { signal: request.signal })
+          .asResponse();
+      } catch (error) {
+        throw fail(error);
+      }
+      const reader = anthropicEventReader(provider);
+      try {
+        if (!response.body) {
+          throw new ProviderError(`${provider} sent no body`, { retryable: true });
+        }
+        // Read the SSE body here rather than through the SDK's Stream, so that every byte,
+        // `ping` events included, keeps the stream from counting as stalled.
+        for await (const event of readSse(response.body, { idleTimeoutMs, provider })) {
+          if (event.event === "ping") continue;
+          const data = _json(event.data);
+          if (event.event === "error") {
+            const body = data as { error?: unknown } | undefined;
+            throw anthropicStreamError(provider, body?.error ?? body ?? event.data, keyEnv);
+          }
+          if (data !== undefined) yield* reader.read(data);
+        }
+      } catch (error) {
+        throw fail(error);
+      }
+      if (request.signal?.aborted) return;
+      yield* reader.end();
+    },
+  };
+}
+
+function _json(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The SDK client: no retries of its own, the key and base URL given, no env var read but one. */
+function _client(
+  sdk: typeof import("@anthropic-ai/sdk"),
+  options: AnthropicModelOptions,
+  where: _Where,
+): Anthropic {
+  // Without a key, send no credential at all rather than a placeholder.
+  const auth: Record<string, string | null> = options.apiKey
+    ? { "x-api-key": options.apiKey }
+    : { authorization: null };
+  try {
+    return new sdk.Anthropic({
+      apiKey: options.apiKey || "none",
+      baseURL: where.baseURL,
+      maxRetries: 0, // the agent loop retries, with events
+      timeout: options.timeoutMs ?? 600_000,
+      defaultHeaders: { ...auth, ...options.headers },
+      fetch: options.fetch,
+      logLevel: "off",
+      webhookKey: null,
+      openTelemetry: false,
+    });
+  } catch (error) {
+    // The SDK always reads ANTHROPIC_CUSTOM_HEADERS; without env access Deno refuses.
+    if (error instanceof Deno.errors.NotCapable) {
+      throw new ConfigError(
+        `The Anthropic SDK reads the env var ANTHROPIC_CUSTOM_HEADERS: allow it with ` +
+          `--allow-env=ANTHROPIC_CUSTOM_HEADERS (or --allow-env). ${error.message}`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
+/** The library error for whatever the SDK or the network threw. */
+function _providerError(
+  error: unknown,
+  sdk: typeof import("@anthropic-ai/sdk"),
+  where: _Where,
+  signal: AbortSignal | undefined,
+): unknown {
+  if (error instanceof AgentError || signal?.aborted) return error;
+  const { provider } = where;
+  if (error instanceof sdk.APIConnectionError) {
+    const reason = rootCause(error);
+    // Nothing listens there: waiting will not help, the address is probably wrong.
+    const refused = /connection refused|ECONNREFUSED/i.test(reason);
+    const advice = refused ? ". Is the server running, and is the base URL right?" : "";
+    return new ProviderError(
+      `Could not reach ${provider} at ${where.baseURL}: ${reason}${advice}`,
+      { retryable: !refused, cause: error },
+    );
+  }
+  if (error instanceof sdk.APIError) {
+    if (error.status === undefined) {
+      // No HTTP status: an `error` event, as the SDK relays it.
+      const body = error.error as { error?: unknown } | undefined;
+      return anthropicStreamError(provider, body?.error ?? body ?? error.message, where.keyEnv);
+    }
+    return httpError({
+      provider,
+      status: error.status,
+      message: error.apiMessage ?? error.message,
+      code: error.type ?? undefined,
+      headers: error.headers,
+      keyEnv: where.keyEnv,
+      model: where.model,
+      cause: error,
+    });
+  }
+  if (isConnectionLoss(error)) {
+    return new ProviderError(`The connection to ${provider} failed: ${(error as Error).message}`, {
+      retryable: true,
+      cause: error,
+    });
+  }
+  return error;
+}

@@ -1,0 +1,171 @@
+/**
+ * Settings files: the user's (`~/.config/agent/settings.json`, or under `$XDG_CONFIG_HOME` or
+ * `$AGENT_CONFIG_DIR`) and the project's (`.agent/settings.json`, found from the working
+ * directory up to the repository root). The project's file is read with care: it comes with
+ * whatever repository was cloned, so it may not define providers (a provider decides where API
+ * keys are sent).
+ *
+ * @module
+ */
+
+import { dirname, join } from "node:path";
+import { z } from "zod";
+import { ConfigError } from "./errors.ts";
+import type { ModelOverride, ProviderConfig } from "./providers/resolve.ts";
+
+const pricing = z.object({
+  input: z.number().nonnegative(),
+  output: z.number().nonnegative(),
+  cacheRead: z.number().nonnegative().optional(),
+  cacheWrite: z.number().nonnegative().optional(),
+}).strict();
+
+const provider = z.object({
+  api: z.enum(["openai", "anthropic"]).optional(),
+  baseURL: z.url(),
+  apiKeyEnv: z.string().optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+  local: z.boolean().optional(),
+  systemRole: z.enum(["system", "developer"]).optional(),
+  maxTokensParam: z.enum(["max_tokens", "max_completion_tokens"]).optional(),
+  includeUsage: z.boolean().optional(),
+  toolCallIds: z.literal("alnum9").optional(),
+  extraBody: z.record(z.string(), z.unknown()).optional(),
+}).strict();
+
+const model = z.object({
+  contextWindow: z.number().int().positive().optional(),
+  maxOutputTokens: z.number().int().positive().optional(),
+  pricing: pricing.optional(),
+}).strict();
+
+const settingsSchema = z.looseObject({
+  model: z.string().optional(),
+  thinkingBudget: z.number().int().nonnegative().optional(),
+  providers: z.record(z.string(), provider).optional(),
+  models: z.record(z.string(), model).optional(),
+});
+
+/** What the settings files hold. Keys this version does not know are kept. */
+export interface Settings {
+  /** The default model, `provider/model`. */
+  model?: string;
+  /** Extended thinking budget in tokens for models that have it (0: off). */
+  thinkingBudget?: number;
+  /** The user's own providers (user settings only). */
+  providers?: Record<string, ProviderConfig>;
+  /** Model metadata overrides, by `provider/model`. */
+  models?: Record<string, ModelOverride>;
+  /** Further keys, for other parts of the agent. */
+  [key: string]: unknown;
+}
+
+/** The merged settings and where they came from. */
+export interface LoadedSettings {
+  /** The user's settings with the project's laid over them. */
+  settings: Settings;
+  /** The files read. */
+  files: string[];
+  /** What was ignored, and why. */
+  warnings: string[];
+}
+
+/**
+ * The user's settings file path.
+ *
+ * @example
+ * ```ts
+ * import { userSettingsPath } from "./settings.ts";
+ * const path = userSettingsPath((name) => name === "HOME" ? "/home/ada" : undefined);
+ * if (path !== "/home/ada/.config/agent/settings.json") throw new Error(path);
+ * ```
+ */
+export function userSettingsPath(env: (name: string) => string | undefined): string | undefined {
+  const dir = env("AGENT_CONFIG_DIR") ??
+    (env("XDG_CONFIG_HOME") ? join(env("XDG_CONFIG_HOME")!, "agent") : undefined) ??
+    (env("HOME") ? join(env("HOME")!, ".config", "agent") : undefined);
+  return dir === undefined ? undefined : join(dir, "settings.json");
+}
+
+/**
+ * Reads and merges the user's and the project's settings. Files that do not exist, or that
+ * Deno does not already let the agent read, are skipped; a file that is not valid JSON or
+ * does not fit the schema is a {@link ConfigError} naming the file and the problem.
+ *
+ * @example
+ * ```ts
+ * import { loadSettings } from "./settings.ts";
+ * const { settings, files } = await loadSettings({ cwd: Deno.cwd(), env: () => undefined });
+ * if (typeof settings !== "object" || !Array.isArray(files)) throw new Error("unexpected");
+ * ```
+ */
+export async function loadSettings(
+  options: { cwd: string; env: (name: string) => string | undefined },
+): Promise<LoadedSettings> {
+  const files: string[] = [];
+  const warnings: string[] = [];
+  const userPath = userSettingsPath(options.env);
+  const user = userPath ? await _read(userPath) : undefined;
+  if (user) files.push(userPath!);
+  const projectPath = await _findProjectSettings(options.cwd);
+  const project = projectPath ? await _read(projectPath) : undefined;
+  if (project) files.push(projectPath!);
+
+  const settings: Settings = { ...user };
+  if (project) {
+    const { providers, model, models, ...rest } = project;
+    if (providers) {
+      warnings.push(
+        `${projectPath}: "providers" ignored; providers decide where API keys go, so only the ` +
+          `user settings (${userPath ?? "~/.config/agent/settings.json"}) may define them`,
+      );
+    }
+    // The project may pick a model, but only among the presets and the user's providers.
+    Object.assign(settings, rest);
+    if (model) settings.model = model;
+    if (models) settings.models = { ...user?.models, ...models };
+  }
+  return { settings, files, warnings };
+}
+
+async function _read(path: string): Promise<Settings | undefined> {
+  if (Deno.permissions.querySync({ name: "read", path }).state !== "granted") return undefined;
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch {
+    return undefined;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`Bad settings in ${path}: not valid JSON (${(error as Error).message})`);
+  }
+  const checked = settingsSchema.safeParse(json);
+  if (!checked.success) {
+    throw new ConfigError(`Bad settings in ${path}:\n${z.prettifyError(checked.error)}`);
+  }
+  return checked.data as Settings;
+}
+
+/** `.agent/settings.json` in the working directory or the nearest ancestor up to the repository root. */
+async function _findProjectSettings(cwd: string): Promise<string | undefined> {
+  for (let dir = cwd;; dir = dirname(dir)) {
+    const path = join(dir, ".agent", "settings.json");
+    if (Deno.permissions.querySync({ name: "read", path: dir }).state !== "granted") {
+      return undefined;
+    }
+    if (await _exists(path)) return path;
+    if (await _exists(join(dir, ".git")) || dirname(dir) === dir) return undefined;
+  }
+}
+
+async function _exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
