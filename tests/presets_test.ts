@@ -5,7 +5,7 @@ import { type CliIo, main } from "../cli.ts";
 import { loadSettings } from "../lib/settings.ts";
 import { lookupModelInfo } from "../lib/providers/models.ts";
 import { PRESETS } from "../lib/providers/presets.ts";
-import { startMockOpenAIServer } from "../testing.ts";
+import { startMockAnthropicServer, startMockOpenAIServer } from "../testing.ts";
 import { z } from "zod";
 
 const noEnv = () => undefined;
@@ -310,4 +310,27 @@ Deno.test("cli: prints tokens and cost at the end, and takes the model from the 
   const bad = fakeIo({});
   assert.equal(await main(["--thinking", "lots", "x"], bad), 2);
   assert.match(bad.stderr, /--thinking must be a number of tokens/);
+});
+
+Deno.test("cli: --thinking turns on Anthropic's extended thinking; its key comes from ANTHROPIC_API_KEY", async () => {
+  await using server = startMockAnthropicServer({
+    replies: [{ thinking: { text: "Let me think.", signature: "sig-1" }, text: "Done." }],
+  });
+  const io = fakeIo({ ANTHROPIC_API_KEY: "sk-ant-test", ANTHROPIC_BASE_URL: server.url });
+  const code = await main([
+    "-m",
+    "anthropic/claude-sonnet-4-5",
+    "--thinking",
+    "2048",
+    "--output",
+    "json",
+    "hi",
+  ], io);
+  assert.equal(code, 0, io.stderr);
+  assert.equal(JSON.parse(io.stdout).text, "Done.");
+  const body = server.requests[0].body as { thinking?: unknown; max_tokens: number; model: string };
+  assert.deepEqual(body.thinking, { type: "enabled", budget_tokens: 2048 });
+  assert.ok(body.max_tokens > 2048);
+  assert.equal(body.model, "claude-sonnet-4-5");
+  assert.equal(server.requests[0].headers.get("x-api-key"), "sk-ant-test");
 });
