@@ -32,6 +32,8 @@ export interface RunOptions {
   sessionId?: string;
   /** Called when the turn limit is reached; returns how many more turns to allow. */
   onMaxTurns?: RunAgentOptions["onMaxTurns"];
+  /** Gives what the user typed while the agent worked, at each turn boundary. */
+  pendingInput?: RunAgentOptions["pendingInput"];
 }
 
 /**
@@ -73,6 +75,7 @@ export class Agent {
       signal: options.signal,
       sessionId: options.sessionId ?? this.#options.sessionId,
       onMaxTurns: options.onMaxTurns ?? this.#options.onMaxTurns,
+      pendingInput: options.pendingInput ?? this.#options.pendingInput,
     });
   }
 

@@ -88,6 +88,11 @@ export interface RunAgentOptions {
   toolTimeoutMs?: number;
   /** Tool output beyond this many characters is cut (default 50,000). */
   maxToolOutputChars?: number;
+  /**
+   * Called at each turn boundary: the messages it returns (what the user typed while the agent
+   * worked) are added before the next model call; after a final answer they start another turn.
+   */
+  pendingInput?: () => readonly Message[];
   /** The incomplete-intent nudge; `false` turns it off. */
   nudge?: NudgeOptions | false;
 }
@@ -167,6 +172,8 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
         }
         limit += more;
       }
+      // What the user typed while the agent worked joins the conversation at a turn boundary.
+      for (const message of options.pendingInput?.() ?? []) yield* _push(messages, message);
       const turn = ++result.turns;
       yield { type: "turn_start", turn };
 
@@ -205,7 +212,10 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
           yield* _push(messages, userMessage(nudgeText));
           continue;
         }
-        break;
+        const queued = options.pendingInput?.() ?? [];
+        if (queued.length === 0) break;
+        for (const message of queued) yield* _push(messages, message);
+        continue;
       }
 
       // The doom-loop guard sees every call; a stop means none of this turn's calls run.

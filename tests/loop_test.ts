@@ -606,3 +606,31 @@ Deno.test("runAgent() tries once more after an empty answer, then fails clearly"
   assert.equal(second.result.status, "success");
   assert.equal(second.result.text, "here");
 });
+
+Deno.test("runAgent() adds input typed during the run at the next turn boundary", async () => {
+  const queue: Message[] = [];
+  const model = scriptedModel([
+    { toolCalls: [{ name: "echo", input: { text: "working" } }] },
+    { text: "first answer" },
+    { text: "second answer" },
+  ]);
+  const seen: string[] = [];
+  for await (
+    const event of runAgent({
+      model,
+      input: "start",
+      tools: [echo],
+      pendingInput: () => queue.splice(0),
+    })
+  ) {
+    if (event.type === "tool_call") queue.push({ role: "user", content: "also check the tests" });
+    if (event.type === "text_delta" && event.text === "first answer") {
+      queue.push({ role: "user", content: "one more thing" });
+    }
+    if (event.type === "message" && event.message.role === "user") seen.push(event.message.content);
+  }
+  assert.deepEqual(seen, ["start", "also check the tests", "one more thing"]);
+  // The typed line reached the model right after the tool result.
+  assert.deepEqual(model.requests[1].messages.slice(-2).map((m) => m.role), ["tool", "user"]);
+  assert.equal(model.calls, 3);
+});
