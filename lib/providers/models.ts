@@ -17,9 +17,32 @@ type _Row = [
 ];
 
 // Model ids match exactly or as a prefix (dated versions: "claude-sonnet-4-5-20250929").
+// Prices are list prices checked 2026-11; where a price is tiered, the row holds the base tier.
 const TABLE: Record<string, Record<string, _Row>> = {
+  // developers.openai.com/api/docs/pricing and /models/<id>. Prompts over 272K input tokens
+  // cost 2x input and 1.5x output on the 1.05M-window models; cache writes are not reported.
   openai: {
-    "gpt-5": [400_000, 128_000, 1.25, 10, 0.125],
+    "gpt-6.2-astra": [1_050_000, 128_000, 8, 40, 0.4],
+    "gpt-6.2-sol": [1_050_000, 128_000, 2, 10, 0.1],
+    "gpt-6.1-sol": [1_050_000, 128_000, 2, 10, 0.1],
+    "gpt-6.1-terra": [1_050_000, 128_000, 1, 5, 0.05],
+    "gpt-6-astra": [1_050_000, 128_000, 10, 50, 1],
+    "gpt-6-sol": [1_050_000, 128_000, 2, 10, 0.2],
+    "gpt-6-luna": [1_050_000, 128_000, 0.1, 0.5, 0.01],
+    "gpt-5.6-sol": [1_050_000, 128_000, 4, 20, 0.4], // promotional; list $5 / $30 / $0.50
+    "gpt-5.6-terra": [1_050_000, 128_000, 2, 12, 0.2],
+    "gpt-5.6-luna": [1_050_000, 128_000, 0.2, 1.2, 0.02],
+    "gpt-5.5": [1_050_000, 128_000, 5, 30, 0.5],
+    "gpt-5.5-pro": [1_050_000, 128_000, 30, 180],
+    "gpt-5.4": [1_050_000, 128_000, 2.5, 15, 0.25],
+    "gpt-5.4-mini": [400_000, 128_000, 0.75, 4.5, 0.075],
+    "gpt-5.4-nano": [400_000, 128_000, 0.2, 1.25, 0.02],
+    "gpt-5.2": [400_000, 128_000, 1.75, 14, 0.175],
+    "gpt-5.2-pro": [400_000, 128_000, 21, 168],
+    "gpt-5.1": [400_000, 128_000, 1.25, 10, 0.125],
+    "gpt-5.1-codex-mini": [400_000, 128_000, 0.25, 2],
+    "gpt-5": [400_000, 128_000, 1.25, 10, 0.125], // also gpt-5-codex
+    "gpt-5-pro": [400_000, 272_000, 15, 120],
     "gpt-5-mini": [400_000, 128_000, 0.25, 2, 0.025],
     "gpt-5-nano": [400_000, 128_000, 0.05, 0.4, 0.005],
     "gpt-4.1": [1_047_576, 32_768, 2, 8, 0.5],
@@ -31,50 +54,84 @@ const TABLE: Record<string, Record<string, _Row>> = {
     "o3-mini": [200_000, 100_000, 1.1, 4.4, 0.55],
     "o4-mini": [200_000, 100_000, 1.1, 4.4, 0.275],
   },
+  // platform.claude.com/docs/en/about-claude/pricing and /docs/en/models/<model>/overview.
   anthropic: {
+    "claude-fable-5-2": [1_000_000, 128_000, 8, 40, 0.2, 10],
+    "claude-mythos-5-2": [1_000_000, 128_000, 8, 40, 0.2, 10],
+    "claude-fable-5-1": [1_000_000, 128_000, 10, 50, 0.25, 12.5],
+    "claude-mythos-5-1": [1_000_000, 128_000, 10, 50, 0.25, 12.5],
+    "claude-fable-5": [1_000_000, 128_000, 10, 50, 1, 12.5],
+    "claude-mythos-5": [1_000_000, 128_000, 10, 50, 1, 12.5],
+    "claude-opus-5-5": [1_000_000, 128_000, 4, 20, 0.2, 5],
+    "claude-opus-5": [1_000_000, 128_000, 5, 25, 0.5, 6.25],
+    "claude-opus-4-8": [1_000_000, 128_000, 5, 25, 0.5, 6.25],
+    "claude-opus-4-7": [1_000_000, 128_000, 5, 25, 0.5, 6.25],
+    "claude-opus-4-6": [1_000_000, 128_000, 5, 25, 0.5, 6.25],
     "claude-opus-4-5": [200_000, 64_000, 5, 25, 0.5, 6.25],
     "claude-opus-4-1": [200_000, 32_000, 15, 75, 1.5, 18.75],
     "claude-opus-4": [200_000, 32_000, 15, 75, 1.5, 18.75],
+    "claude-sonnet-5-5": [1_000_000, 128_000, 2, 10, 0.1, 2.5], // cache reads cut 2026-10-07
+    "claude-sonnet-5": [1_000_000, 128_000, 2, 10, 0.2, 2.5],
+    "claude-sonnet-4-6": [1_000_000, 128_000, 3, 15, 0.3, 3.75],
     "claude-sonnet-4-5": [200_000, 64_000, 3, 15, 0.3, 3.75],
     "claude-sonnet-4": [200_000, 64_000, 3, 15, 0.3, 3.75],
     "claude-3-7-sonnet": [200_000, 64_000, 3, 15, 0.3, 3.75],
+    // Prompts over 100K tokens (cache included) cost 5x on every token of the request.
+    "claude-haiku-5-5": [1_000_000, 128_000, 0.1, 0.5, 0.01, 0.125],
     "claude-haiku-4-5": [200_000, 64_000, 1, 5, 0.1, 1.25],
     "claude-3-5-haiku": [200_000, 8_192, 0.8, 4, 0.08, 1],
   },
+  // api-docs.deepseek.com/quick_start/pricing: peak rates; off-peak (outside 01:00-04:00 and
+  // 06:00-10:00 UTC on weekdays) is half. deepseek-v4-flash is served by deepseek-flash.
   deepseek: {
-    "deepseek-chat": [128_000, 8_192, 0.28, 0.42, 0.028],
-    "deepseek-reasoner": [128_000, 64_000, 0.28, 0.42, 0.028],
+    "deepseek-flash": [1_000_000, 384_000, 0.3, 1.2, 0.006],
+    "deepseek-v4-flash": [1_000_000, 384_000, 0.3, 1.2, 0.006],
+    "deepseek-v4-pro": [1_000_000, 384_000, 1.32, 3.96, 0.044],
   },
+  // console.groq.com/docs/models, groq.com/pricing.
   groq: {
     "llama-3.3-70b-versatile": [131_072, 32_768, 0.59, 0.79],
     "llama-3.1-8b-instant": [131_072, 131_072, 0.05, 0.08],
-    "openai/gpt-oss-120b": [131_072, 65_536, 0.15, 0.75],
-    "openai/gpt-oss-20b": [131_072, 65_536, 0.1, 0.5],
+    "openai/gpt-oss-120b": [131_072, 65_536, 0.15, 0.6, 0.075],
+    "openai/gpt-oss-20b": [131_072, 65_536, 0.075, 0.3],
     "moonshotai/kimi-k2-instruct": [131_072, 16_384, 1, 3],
   },
+  // mistral.ai/pricing#api-pricing, docs.mistral.ai/models.
   mistral: {
-    "mistral-large-latest": [128_000, 32_768, 2, 6],
-    "mistral-medium-latest": [128_000, 32_768, 0.4, 2],
+    "mistral-large-latest": [262_144, 32_768, 0.5, 1.5],
+    "mistral-medium-latest": [262_144, 256_000, 1.5, 7.5],
     "mistral-small-latest": [128_000, 32_768, 0.1, 0.3],
     "codestral-latest": [256_000, 32_768, 0.3, 0.9],
+    "devstral-latest": [262_144, 32_768, 0.4, 2],
     "devstral-medium-latest": [128_000, 32_768, 0.4, 2],
   },
+  // together.ai/pricing, docs.together.ai/docs/serverless/models.
   together: {
+    "deepseek-ai/DeepSeek-V4-Pro": [512_000, 384_000, 2.1, 4.4, 0.2],
+    "moonshotai/Kimi-K2.6": [262_144, 131_000, 1.2, 4.5, 0.2],
+    "zai-org/GLM-5.2": [262_144, 164_000, 1.4, 4.4, 0.26],
     "meta-llama/Llama-3.3-70B-Instruct-Turbo": [131_072, 8_192, 0.88, 0.88],
-    "deepseek-ai/DeepSeek-V3": [131_072, 8_192, 1.25, 1.25],
-    "Qwen/Qwen2.5-Coder-32B-Instruct": [32_768, 8_192, 0.8, 0.8],
+    "deepseek-ai/DeepSeek-V3": [131_072, 131_072, 1.25, 1.25],
   },
+  // docs.x.ai/developers/pricing and /developers/<model>. No output limit beyond the window;
+  // every rate doubles past 200K input tokens on grok-4.5 and later.
   xai: {
-    "grok-4": [256_000, 64_000, 3, 15, 0.75],
-    "grok-code-fast-1": [256_000, 10_000, 0.2, 1.5, 0.02],
+    "grok-4.7": [500_000, 500_000, 2, 6, 0.5],
+    "grok-4.6": [500_000, 500_000, 2, 6, 0.5],
+    "grok-4.5": [500_000, 500_000, 2, 6, 0.5],
+    "grok-4.3": [1_000_000, 1_000_000, 1.25, 2.5, 0.2],
+    "grok-4.20": [2_000_000, 2_000_000, 1.25, 2.5, 0.2],
     "grok-3-mini": [131_072, 16_384, 0.3, 0.5, 0.075],
-    "grok-3": [131_072, 16_384, 3, 15, 0.75],
   },
+  // ai.google.dev/gemini-api/docs/pricing. Pro prompts over 200K tokens cost more.
   gemini: {
-    "gemini-2.5-pro": [1_048_576, 65_536, 1.25, 10, 0.31],
-    "gemini-2.5-flash-lite": [1_048_576, 65_536, 0.1, 0.4, 0.025],
-    "gemini-2.5-flash": [1_048_576, 65_536, 0.3, 2.5, 0.075],
-    "gemini-2.0-flash": [1_048_576, 8_192, 0.1, 0.4, 0.025],
+    "gemini-3.8-flash": [1_000_000, 65_536, 0.75, 3.75, 0.075], // $1.50 / $7.50 from 2027
+    "gemini-3.5-flash": [1_048_576, 65_536, 1.5, 9, 0.15],
+    "gemini-3.1-pro-preview": [1_048_576, 65_536, 2, 12, 0.2],
+    "gemini-3.1-flash-lite": [1_048_576, 65_536, 0.25, 1.5, 0.025],
+    "gemini-2.5-pro": [1_048_576, 65_536, 1.25, 10, 0.125],
+    "gemini-2.5-flash-lite": [1_048_576, 65_536, 0.1, 0.4, 0.01],
+    "gemini-2.5-flash": [1_048_576, 65_536, 0.3, 2.5, 0.03],
   },
 };
 
