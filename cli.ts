@@ -10,24 +10,20 @@
  */
 
 import denoJson from "./deno.json" with { type: "json" };
-import { Agent } from "./lib/agent.ts";
 import { describeCapabilities } from "./lib/capabilities.ts";
 import { type CliArgs, parseCliArgs, UsageError } from "./lib/cli/args.ts";
-import { type CliOutput, textRenderer } from "./lib/cli/render.ts";
-import { describeWithheld, type RunSetup, setupRun, systemPromptFor } from "./lib/cli/setup.ts";
-import { verboseModel } from "./lib/cli/verbose.ts";
-import { DEFAULT_MAX_TURNS } from "./lib/loop.ts";
-import type { Model } from "./lib/model.ts";
-
-export type { CliOutput };
+import { type HeadlessIo, runHeadless } from "./lib/cli/headless.ts";
+import { DEFAULT_MODEL, prepare, type Prepared } from "./lib/cli/prepare.ts";
+import type { CliOutput } from "./lib/cli/render.ts";
+import { describeWithheld, type RunSetup, setupRun } from "./lib/cli/setup.ts";
 import { AgentError } from "./lib/errors.ts";
 import type { RunStatus } from "./lib/events.ts";
-import { parseModelSpec, PROVIDER_NAMES, readEnv, resolveModel } from "./lib/providers/resolve.ts";
-import { loadSettings } from "./lib/settings.ts";
-import { resolve } from "node:path";
+import { DEFAULT_MAX_TURNS } from "./lib/loop.ts";
+import { PROVIDER_NAMES, readEnv } from "./lib/providers/resolve.ts";
 
-/** The model used when neither `--model` nor `AGENT_MODEL` names one. */
-export const DEFAULT_MODEL = "openai/gpt-4.1-mini";
+export type { CliOutput, HeadlessIo };
+
+export { DEFAULT_MODEL };
 
 /** The exit code for each way a run ends. */
 export const EXIT_CODES: Readonly<Record<RunStatus, number>> = {
@@ -38,15 +34,13 @@ export const EXIT_CODES: Readonly<Record<RunStatus, number>> = {
 };
 
 /** What the CLI reads and writes; tests pass their own. */
-export interface CliIo extends CliOutput {
+export interface CliIo extends HeadlessIo {
   /** The piped standard input, or `undefined` when stdin is a terminal. */
   readStdin(): Promise<string | undefined>;
   /** Reads an environment variable. */
   env(name: string): string | undefined;
-  /** Whether stderr takes ANSI colours. */
-  color: boolean;
-  /** Registers a Ctrl+C handler; returns a function that removes it. */
-  onInterrupt(handler: () => void): () => void;
+  /** Whether stdin is a terminal: no prompt then starts an interactive session. */
+  interactive?: boolean;
 }
 
 /**
@@ -69,9 +63,8 @@ export interface CliIo extends CliOutput {
  */
 export async function main(args: readonly string[], io: CliIo = denoIo()): Promise<number> {
   let options: CliArgs;
-  let setup: RunSetup;
+  let prepared: Prepared;
   let prompt: string | undefined;
-  let model: Model;
   try {
     options = parseCliArgs(args);
     if (options.version) {
@@ -79,69 +72,56 @@ export async function main(args: readonly string[], io: CliIo = denoIo()): Promi
       return 0;
     }
     if (options.help) {
-      io.out(_help(await setupRun(options, io.env, "headless")));
+      io.out(_help(await setupRun(options, io.env, io.interactive ? "interactive" : "headless")));
       return 0;
     }
-    const cwd = resolve(options.cwd ?? Deno.cwd());
-    const { settings, warnings } = await loadSettings({ cwd, env: io.env });
-    for (const warning of warnings) io.err(`agent: ${warning}\n`);
-    const spec = options.model ?? io.env("AGENT_MODEL") ?? settings.model ?? DEFAULT_MODEL;
-    try {
-      parseModelSpec(spec, settings.providers);
-    } catch (error) {
-      throw new UsageError((error as Error).message);
+    // No prompt on a terminal: an interactive session; no prompt otherwise: read stdin.
+    const interactive = !options.prompt && io.interactive === true && !options.listSessions;
+    if (!interactive && !options.listSessions) {
+      prompt = options.prompt || (await io.readStdin())?.trim();
+      if (!prompt) {
+        throw new UsageError("no prompt. Pass one as an argument or on stdin; see --help.");
+      }
     }
-    model = resolveModel(spec, {
-      baseURL: options.baseURL,
+    prepared = await prepare(options, {
       env: io.env,
-      providers: settings.providers,
-      models: settings.models,
-      thinkingBudget: options.thinking ?? settings.thinkingBudget,
+      warn: (text) => io.err(`agent: ${text}\n`),
+      interactive,
     });
-    setup = await setupRun(options, io.env, "headless");
-    prompt = options.prompt || (await io.readStdin())?.trim();
-    if (!prompt) {
-      throw new UsageError("no prompt. Pass one as an argument or on stdin; see --help.");
-    }
   } catch (error) {
     if (!(error instanceof AgentError)) throw error;
     io.err(`agent: ${error.message}\n`);
     return error instanceof UsageError ? 2 : 1;
   }
-  if (options.verbose) model = verboseModel(model, (line) => io.err(`${line}\n`));
+  if (options.listSessions) return await _listSessions(prepared, io);
+  if (prompt === undefined) {
+    const { runInteractive } = await import("./lib/interactive/session.ts");
+    return await runInteractive({
+      ...prepared,
+      tools: prepared.setup.tools,
+      withheld: prepared.setup.withheld,
+      capabilities: prepared.setup.capabilities,
+      maxTurns: options.maxTurns,
+      color: io.color,
+    });
+  }
+  return EXIT_CODES[await runHeadless(prompt, options, prepared, io)];
+}
 
-  const agent = new Agent({
-    model,
-    tools: setup.tools,
-    systemPrompt: await systemPromptFor(options, setup),
-    maxTurns: options.maxTurns,
-    cwd: setup.cwd,
-    capabilities: setup.capabilities,
-  });
-  const controller = new AbortController();
-  let interrupts = 0;
-  const removeInterrupt = io.onInterrupt(() => {
-    if (++interrupts > 1) Deno.exit(130);
-    controller.abort();
-  });
-  const render = options.output === "text" ? textRenderer(io, { color: io.color }) : undefined;
-  if (render && setup.withheld.length > 0) {
-    io.err(`agent: not offered: ${describeWithheld(setup.withheld)}\n`);
+async function _listSessions(prepared: Prepared, io: CliIo): Promise<number> {
+  if (!prepared.store) {
+    io.err("agent: sessions are not available in this run\n");
+    return 1;
   }
-  try {
-    const events = agent.stream(prompt, { signal: controller.signal });
-    let step = await events.next();
-    while (!step.done) {
-      const event = step.value;
-      if (render) render(event);
-      else if (options.output === "stream-json") io.out(`${JSON.stringify(event)}\n`);
-      else if (event.type === "result") io.out(`${JSON.stringify(event)}\n`);
-      step = await events.next();
-    }
-    return EXIT_CODES[step.value.status];
-  } finally {
-    removeInterrupt();
+  const sessions = await prepared.store.list(prepared.cwd);
+  if (sessions.length === 0) io.out(`No saved sessions in ${prepared.cwd}.\n`);
+  for (const info of sessions) {
+    io.out(
+      `${info.id}  ${info.updated.slice(0, 16).replace("T", " ")}  ${info.messages} messages  ` +
+        `${info.model}  ${info.title}\n`,
+    );
   }
+  return 0;
 }
 
 function _help(setup: RunSetup): string {
@@ -162,7 +142,8 @@ Usage:
   agent [options] [prompt...]
   deno run -A jsr:@x/agent [options] [prompt...]
 
-A prompt runs one task and exits; without one, the prompt is read from stdin.
+A prompt runs one task and exits. Without one, on a terminal, an interactive session starts;
+otherwise the prompt is read from stdin. Sessions are saved under ~/.local/share/agent.
 
 Options:
   -m, --model <provider/model>  the model (env AGENT_MODEL; default ${DEFAULT_MODEL})
@@ -172,6 +153,10 @@ Options:
       --system-prompt <text>    replace the default system prompt
       --append-system-prompt <text>
                                 add to the system prompt
+  -c, --continue                go on with the latest session of this directory
+  -r, --resume <id>             go on with a saved session (an id or its first characters)
+      --sessions                list this directory's saved sessions
+      --no-session              save nothing
       --tools <a,b>             offer only these tools
       --cwd <dir>               the working directory
       --add-dir <dir>           another directory files may be changed in (repeatable)
@@ -201,6 +186,7 @@ export function denoIo(): CliIo {
       return await new Response(Deno.stdin.readable).text();
     },
     env: readEnv,
+    interactive: Deno.stdin.isTerminal(),
     color: Deno.stderr.isTerminal() && !readEnv("NO_COLOR"),
     onInterrupt(handler) {
       Deno.addSignalListener("SIGINT", handler);

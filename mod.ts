@@ -156,6 +156,57 @@ export {
   type WithheldTool,
 } from "./lib/capabilities.ts";
 
+export {
+  defaultSessionsDir,
+  fileSessionStore,
+  type FileSessionStoreOptions,
+  isSecretEnvName,
+  type LoadedSession,
+  memorySessionStore,
+  type NewSession,
+  projectSessionsDir,
+  SECRET_ENV_NAMES,
+  secretRedactor,
+  secretsFromEnv,
+  SESSION_SCHEMA_VERSION,
+  type SessionEntry,
+  SessionError,
+  type SessionErrorReason,
+  type SessionHeader,
+  type SessionInfo,
+  type SessionStore,
+  sessionsWritable,
+  sessionTitle,
+  type SessionWriter,
+} from "./lib/session/mod.ts";
+
+export {
+  compactConversation,
+  type CompactConversationOptions,
+  type CompactConversationResult,
+  COMPACTION_DEFAULTS,
+  type CompactionLimits,
+  compactionLimits,
+  type CompactionOptions,
+  type CompactionReason,
+} from "./lib/compaction.ts";
+export type { CompactionState } from "./lib/context.ts";
+export {
+  SUMMARY_MARKER,
+  SUMMARY_SECTIONS,
+  SUMMARY_SYSTEM_PROMPT,
+  summaryMessage,
+  summaryPrompt,
+} from "./lib/compaction_summary.ts";
+export {
+  HEURISTIC_COUNTER,
+  loadTokenCounter,
+  messageTokens,
+  requestTokens,
+  type TokenCounter,
+  type TokenizedRequest,
+} from "./lib/tokens.ts";
+
 if (import.meta.main) {
   const { main } = await import("./cli.ts");
   Deno.exit(await main(Deno.args));

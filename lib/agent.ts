@@ -1,10 +1,11 @@
 /**
  * {@link Agent}: a model, a system prompt and tools, bound once and run many times. It keeps
- * no conversation: pass `result.messages` back in to go on.
+ * no conversation: pass `result.messages` (and `result.compaction`) back in to go on.
  *
  * @module
  */
 
+import type { CompactionState } from "./context.ts";
 import type { AgentEvent, RunResult } from "./events.ts";
 import { runAgent, type RunAgentOptions } from "./loop.ts";
 import type { Message } from "./messages.ts";
@@ -13,7 +14,7 @@ import { resolveModel } from "./providers/resolve.ts";
 
 /** Options of an {@link Agent}: the loop's options, with the model given by name if wished. */
 export interface AgentOptions
-  extends Omit<RunAgentOptions, "model" | "messages" | "input" | "signal"> {
+  extends Omit<RunAgentOptions, "model" | "messages" | "input" | "signal" | "compactionState"> {
   /** The model: `provider/model` (e.g. `openai/gpt-4.1-mini`) or a {@link Model}. */
   model: string | Model;
   /** The provider's API root (for `openai/…` including `/v1`); default from its env var. */
@@ -34,6 +35,10 @@ export interface RunOptions {
   onMaxTurns?: RunAgentOptions["onMaxTurns"];
   /** Gives what the user typed while the agent worked, at each turn boundary. */
   pendingInput?: RunAgentOptions["pendingInput"];
+  /** The summary in force, e.g. the `compaction` of the previous result. */
+  compactionState?: CompactionState;
+  /** Context compaction for this run, in place of the agent's. */
+  compaction?: RunAgentOptions["compaction"];
 }
 
 /**
@@ -46,7 +51,11 @@ export interface RunOptions {
  * import { scriptedModel } from "./scripted_model.ts";
  * const agent = new Agent({ model: scriptedModel([{ text: "4" }, { text: "8" }]) });
  * const first = await agent.run("2 + 2?");
- * const second = await agent.run("Double it", { messages: first.messages });
+ * // Pass the history (and the summary in force, if the run compacted it) back in to go on.
+ * const second = await agent.run("Double it", {
+ *   messages: first.messages,
+ *   compactionState: first.compaction,
+ * });
  * if (second.text !== "8" || second.messages.length !== 4) throw new Error("unexpected");
  * ```
  */
@@ -76,6 +85,8 @@ export class Agent {
       sessionId: options.sessionId ?? this.#options.sessionId,
       onMaxTurns: options.onMaxTurns ?? this.#options.onMaxTurns,
       pendingInput: options.pendingInput ?? this.#options.pendingInput,
+      compaction: options.compaction ?? this.#options.compaction,
+      compactionState: options.compactionState,
     });
   }
 

@@ -4,6 +4,7 @@
  * @module
  */
 
+import type { CompactionState } from "./context.ts";
 import type { Message } from "./messages.ts";
 import type { FinishReason } from "./model.ts";
 import type { Usage } from "./usage.ts";
@@ -35,6 +36,11 @@ export interface RunResult {
   finishReason?: FinishReason;
   /** What went wrong, when `status` is `error`. */
   error?: { name: string; message: string };
+  /**
+   * The summary in force at the end, when the conversation was compacted (in this run or an
+   * earlier one): pass it back as `compactionState` with `messages` to go on.
+   */
+  compaction?: CompactionState;
 }
 
 /** What a run streams, in order: `start`, then turns, then `result`. */
@@ -113,12 +119,26 @@ export type AgentEvent =
     error: string;
   }
   | {
-    /** The conversation was compacted to fit the context window. */
+    /**
+     * What is sent of the conversation was made smaller to fit the context window: older tool
+     * outputs left out, older turns summarized. The history itself is not changed.
+     */
     type: "compaction";
-    /** Estimated tokens before. */
+    /** Why: the request grew too large, the user asked, or the provider refused it as too long. */
+    reason: "auto" | "manual" | "overflow";
+    /** Estimated tokens of the request before. */
     tokensBefore: number;
-    /** Estimated tokens after. */
+    /** Estimated tokens of the request after. */
     tokensAfter: number;
+    /**
+     * The summary in force afterwards, to pass back as `compactionState`; `{ summary: "",
+     * replaces: 0 }` when only tool outputs were left out and nothing was ever summarized.
+     */
+    state: CompactionState;
+    /** Tool outputs left out of the request. */
+    droppedToolOutputs: number;
+    /** Messages newly folded into the summary (0 when only tool outputs were left out). */
+    summarizedMessages: number;
   }
   | {
     /** A message was added to the conversation (input, answer, tool result, nudge). */
@@ -127,11 +147,14 @@ export type AgentEvent =
     message: Message;
   }
   | {
-    /** The loop corrected the model: a repeated call, an announced action not taken. */
+    /**
+     * The loop corrected the model (a repeated call, an announced action not taken), or could
+     * not summarize the conversation.
+     */
     type: "notice";
-    /** What happened. */
-    kind: "doom_loop" | "nudge";
-    /** The words sent to the model. */
+    /** What happened: a loop caught, a nudge sent, a summary that could not be made. */
+    kind: "doom_loop" | "nudge" | "compaction_failed";
+    /** What happened, in words; for `doom_loop` and `nudge`, the words sent to the model. */
     message: string;
   }
   | {

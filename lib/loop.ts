@@ -1,7 +1,8 @@
 /**
  * The agent loop: input → model → tool calls → results back to the model → … until the model
  * answers. A function over options that streams {@link AgentEvent}s and returns a
- * {@link RunResult}. It holds no state between runs: history goes in and comes out.
+ * {@link RunResult}. It holds no state between runs: history goes in and comes out. Each
+ * request is kept inside the model's context window by compaction (`compaction.ts`).
  *
  * @module
  */
@@ -17,85 +18,21 @@ import {
   type ToolMessage,
   userMessage,
 } from "./messages.ts";
-import { callModel } from "./model_call.ts";
-import type { Model, Pricing } from "./model.ts";
-import type { RetryOptions } from "./retry.ts";
-import { type Tool, toolDefinitions, toolRegistry } from "./tool.ts";
+import { callModelInContext, createCompactor } from "./compaction.ts";
+import { DEFAULT_MAX_TURNS, NUDGE_MESSAGE, type RunAgentOptions } from "./loop_options.ts";
+import type { Pricing } from "./model.ts";
+import { toolDefinitions, toolRegistry } from "./tool.ts";
 import { runToolCalls, type ToolRunResult } from "./tool_runner.ts";
 import { addUsage, emptyUsage, type Usage } from "./usage.ts";
 import { costOf } from "./cost.ts";
 
-/** The default of {@link RunAgentOptions.maxTurns}. */
-export const DEFAULT_MAX_TURNS = 50;
-
-/** The default words of the incomplete-intent nudge. */
-export const NUDGE_MESSAGE: string =
-  "You announced an action but did not call a tool, so nothing happened. If there is more to " +
-  "do, call the tool now. If you are done, give your final answer.";
-
-/** What the caller learns when a run reaches its turn limit. */
-export interface MaxTurnsInfo {
-  /** Turns taken so far. */
-  turns: number;
-  /** The conversation so far. */
-  messages: readonly Message[];
-}
-
-/** How to nudge a model that announces an action and stops. */
-export interface NudgeOptions {
-  /** Nudges per run (default 2). */
-  max?: number;
-  /** The words sent to the model. */
-  message?: string;
-}
-
-/** Options of {@link runAgent}. */
-export interface RunAgentOptions {
-  /** The model to call. */
-  model: Model;
-  /** The conversation so far (default none). It is not changed. */
-  messages?: readonly Message[];
-  /** What the user says now: text, or messages appended to the history. */
-  input?: string | readonly Message[];
-  /** The system prompt. */
-  systemPrompt?: string;
-  /** The tools the model may call. */
-  tools?: readonly Tool[];
-  /** Model calls allowed (default 50); 0 removes the limit. */
-  maxTurns?: number;
-  /**
-   * Called when the turn limit is reached while the model still works; returns how many more
-   * turns to allow (0 ends the run with status `max_turns`).
-   */
-  onMaxTurns?: (info: MaxTurnsInfo) => number | Promise<number>;
-  /** Cancels the run; it then ends promptly with status `aborted`. */
-  signal?: AbortSignal;
-  /** The working directory given to tools (default `Deno.cwd()` when readable, else `.`). */
-  cwd?: string;
-  /** The session id reported in events (default a new UUID). */
-  sessionId?: string;
-  /** What the runtime grants each capability, reported in the `start` event. */
-  capabilities?: Readonly<Record<string, string>>;
-  /** The most output tokens per model call. */
-  maxOutputTokens?: number;
-  /** Sampling temperature. */
-  temperature?: number;
-  /** How failed model calls are retried. */
-  retry?: RetryOptions;
-  /** Tool calls of one turn that may run at once (default 8). */
-  toolConcurrency?: number;
-  /** The longest a tool call may take unless the tool says otherwise (default 10 minutes). */
-  toolTimeoutMs?: number;
-  /** Tool output beyond this many characters is cut (default 50,000). */
-  maxToolOutputChars?: number;
-  /**
-   * Called at each turn boundary: the messages it returns (what the user typed while the agent
-   * worked) are added before the next model call; after a final answer they start another turn.
-   */
-  pendingInput?: () => readonly Message[];
-  /** The incomplete-intent nudge; `false` turns it off. */
-  nudge?: NudgeOptions | false;
-}
+export {
+  DEFAULT_MAX_TURNS,
+  type MaxTurnsInfo,
+  NUDGE_MESSAGE,
+  type NudgeOptions,
+  type RunAgentOptions,
+} from "./loop_options.ts";
 
 /**
  * Runs the agent loop, streaming every step as an event and returning the result. Failures
@@ -127,6 +64,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   const nudgeText = (options.nudge ? options.nudge.message : undefined) ?? NUDGE_MESSAGE;
   const guard = repeatGuard();
   const pricing = model.info?.pricing;
+  const compactor = createCompactor({ ...options, tools: definitions });
   // Aborted when the caller cancels, and when the caller stops reading the stream early.
   const stop = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
@@ -177,14 +115,19 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       const turn = ++result.turns;
       yield { type: "turn_start", turn };
 
-      const answer = yield* callModel(model, {
-        system: options.systemPrompt,
-        messages,
-        tools: definitions,
-        maxOutputTokens: options.maxOutputTokens,
-        temperature: options.temperature,
-        signal,
-      }, options.retry);
+      const answer = yield* callModelInContext(
+        model,
+        {
+          system: options.systemPrompt,
+          messages,
+          tools: definitions,
+          maxOutputTokens: options.maxOutputTokens,
+          temperature: options.temperature,
+          signal,
+        },
+        compactor,
+        options.retry,
+      );
       addUsage(result.usage, answer.usage);
       result.finishReason = answer.finishReason;
 
@@ -264,6 +207,7 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   }
 
   result.text = _lastText(messages, options.messages?.length ?? 0);
+  if (compactor.state) result.compaction = compactor.state;
   result.durationMs = performance.now() - started;
   const { messages: _, ...summary } = result;
   yield { type: "result", ...summary };

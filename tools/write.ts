@@ -60,13 +60,10 @@ export function createWriteTool(options: WriteToolOptions = {}): Tool<WriteInput
     capabilities: ["write"],
     async execute({ path, content }, ctx) {
       const real = await resolveInRoots(fs, options.roots ?? [ctx.cwd], ctx.cwd, path);
-      let existed = true;
-      try {
-        const info = await fs.stat(real);
-        if (info.isDirectory) throw new Error(`${path} is a directory; give a file path`);
-      } catch (error) {
-        if (!isNotFound(error)) throw error;
-        existed = false;
+      const existed = await _exists(fs, real);
+      if (existed === "directory") throw new Error(`${path} is a directory; give a file path`);
+      // Only a missing parent is created, so that Deno is asked about the file itself.
+      if (!existed && !(await _exists(fs, dirname(real)))) {
         await fs.mkdir(dirname(real), { recursive: true });
       }
       const bytes = encoder.encode(content);
@@ -84,4 +81,14 @@ export function createWriteTool(options: WriteToolOptions = {}): Tool<WriteInput
       };
     },
   });
+}
+
+/** What is at `path`: a directory, something else, or nothing. */
+async function _exists(fs: ToolFs, path: string): Promise<"directory" | boolean> {
+  try {
+    return (await fs.stat(path)).isDirectory ? "directory" : true;
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw error;
+  }
 }

@@ -34,6 +34,14 @@ export interface CliArgs {
   verbose: boolean;
   /** Extended thinking budget in tokens (0: off). */
   thinking?: number;
+  /** Go on with the latest session of this directory. */
+  continue: boolean;
+  /** Go on with this session (an id or a unique prefix). */
+  resume?: string;
+  /** Save nothing. */
+  noSession: boolean;
+  /** List this directory's sessions and exit. */
+  listSessions: boolean;
   /** Show help. */
   help: boolean;
   /** Show the version. */
@@ -76,6 +84,10 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
         "add-dir": { type: "string", multiple: true },
         verbose: { type: "boolean", short: "v" },
         thinking: { type: "string" },
+        continue: { type: "boolean", short: "c" },
+        resume: { type: "string", short: "r" },
+        "no-session": { type: "boolean" },
+        sessions: { type: "boolean" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "V" },
       },
@@ -106,9 +118,16 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
       );
     }
   }
+  if (values.continue && values.resume !== undefined) {
+    throw new UsageError("--continue and --resume both pick a session: give one of them");
+  }
   return {
     model: values.model,
     thinking,
+    continue: values.continue ?? false,
+    resume: values.resume,
+    noSession: values["no-session"] ?? false,
+    listSessions: values.sessions ?? false,
     baseURL: values["base-url"],
     output: output as OutputFormat,
     maxTurns,

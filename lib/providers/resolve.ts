@@ -80,7 +80,7 @@ export function resolveModel(spec: string | Model, options: ResolveModelOptions 
   const baseURL = options.baseURL || (preset.baseURLEnv ? env(preset.baseURLEnv) : undefined) ||
     preset.baseURL;
   if (!apiKey && !preset.local && preset.keyEnv && baseURL === preset.baseURL) {
-    throw new ConfigError(`No API key for ${name}: set ${preset.keyEnv} or pass apiKey`);
+    throw new ConfigError(_missingKey(name, preset.keyEnv));
   }
   const info = _info(name, model, preset, options.models?.[spec]);
   if (preset.api === "anthropic") {
@@ -141,7 +141,8 @@ export function parseModelSpec(
 }
 
 /**
- * Reads an environment variable, or gives `undefined` when Deno does not grant access to it.
+ * Reads an environment variable, or gives `undefined` when Deno does not already grant access
+ * to it. It never makes Deno ask.
  *
  * @example
  * ```ts
@@ -152,10 +153,22 @@ export function parseModelSpec(
  */
 export function readEnv(name: string): string | undefined {
   try {
+    if (Deno.permissions.querySync({ name: "env", variable: name }).state !== "granted") {
+      return undefined;
+    }
     return Deno.env.get(name);
   } catch {
     return undefined;
   }
+}
+
+/** Why a key's env var gave nothing, and what to do. */
+function _missingKey(provider: string, keyEnv: string): string {
+  const granted = Deno.permissions.querySync({ name: "env", variable: keyEnv }).state === "granted";
+  return granted
+    ? `No API key for ${provider}: set ${keyEnv} or pass apiKey`
+    : `No API key for ${provider}: Deno does not grant reading ${keyEnv}; run with ` +
+      `--allow-env=${keyEnv} (or --allow-env)`;
 }
 
 function _preset(

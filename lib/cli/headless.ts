@@ -1,0 +1,79 @@
+/**
+ * One task, headless: run it, print its events in the chosen format, save it as a session.
+ *
+ * @module
+ */
+
+import { Agent } from "../agent.ts";
+import type { RunStatus } from "../events.ts";
+import { conversation } from "../interactive/conversation.ts";
+import type { CliArgs } from "./args.ts";
+import type { Prepared } from "./prepare.ts";
+import { type CliOutput, textRenderer } from "./render.ts";
+import { describeWithheld } from "./setup.ts";
+
+/** What a headless run writes to and listens on. */
+export interface HeadlessIo extends CliOutput {
+  /** ANSI colours on stderr. */
+  color: boolean;
+  /** Registers a Ctrl+C handler; returns a function that removes it. */
+  onInterrupt(handler: () => void): () => void;
+}
+
+/**
+ * Runs `prompt` and resolves to how the run ended. A second Ctrl+C exits at once.
+ */
+export async function runHeadless(
+  prompt: string,
+  options: CliArgs,
+  prepared: Prepared,
+  io: HeadlessIo,
+): Promise<RunStatus> {
+  const { setup } = prepared;
+  const talk = conversation({
+    store: prepared.store,
+    cwd: prepared.cwd,
+    model: prepared.modelSpec,
+    resumed: prepared.resumed,
+  });
+  const agent = new Agent({
+    model: prepared.model,
+    tools: setup.tools,
+    systemPrompt: prepared.systemPrompt,
+    maxTurns: options.maxTurns,
+    cwd: setup.cwd,
+    capabilities: setup.capabilities,
+  });
+  const controller = new AbortController();
+  let interrupts = 0;
+  const removeInterrupt = io.onInterrupt(() => {
+    if (++interrupts > 1) Deno.exit(130);
+    controller.abort();
+  });
+  const render = options.output === "text" ? textRenderer(io, { color: io.color }) : undefined;
+  if (render && setup.withheld.length > 0) {
+    io.err(`agent: not offered: ${describeWithheld(setup.withheld)}\n`);
+  }
+  try {
+    const events = agent.stream(prompt, {
+      messages: talk.messages,
+      compactionState: talk.compaction,
+      signal: controller.signal,
+      sessionId: talk.id,
+    });
+    let step = await events.next();
+    while (!step.done) {
+      const event = step.value;
+      await talk.record(event);
+      if (render) render(event);
+      else if (options.output === "stream-json") io.out(`${JSON.stringify(event)}\n`);
+      else if (event.type === "result") io.out(`${JSON.stringify(event)}\n`);
+      step = await events.next();
+    }
+    if (render && talk.saved) io.err(`session ${talk.id.slice(0, 8)} (go on with: agent -c)\n`);
+    return step.value.status;
+  } finally {
+    removeInterrupt();
+    await talk.close();
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * Everything a CLI run needs, worked out from the flags, the settings, Deno's permissions and
+ * the saved sessions, before anything runs.
+ *
+ * @module
+ */
+
+import { resolve } from "node:path";
+import { ConfigError } from "../errors.ts";
+import type { Model } from "../model.ts";
+import { parseModelSpec, resolveModel } from "../providers/resolve.ts";
+import {
+  defaultSessionsDir,
+  fileSessionStore,
+  type LoadedSession,
+  secretRedactor,
+  secretsFromEnv,
+  type SessionStore,
+  sessionsWritable,
+} from "../session/mod.ts";
+import { loadSettings, type Settings } from "../settings.ts";
+import { type CliArgs, UsageError } from "./args.ts";
+import { type RunSetup, setupRun, systemPromptFor } from "./setup.ts";
+import { verboseModel } from "./verbose.ts";
+
+/** The model used when neither `--model`, a resumed session, `AGENT_MODEL` nor the settings name one. */
+export const DEFAULT_MODEL = "openai/gpt-4.1-mini";
+
+/** What the CLI reads of its environment. */
+export interface CliEnvironment {
+  /** Reads an environment variable. */
+  env(name: string): string | undefined;
+  /** Writes a warning line to stderr. */
+  warn(text: string): void;
+  /** Whether stdin is a terminal (no prompt then means an interactive session). */
+  interactive: boolean;
+}
+
+/** A CLI run, ready to go. */
+export interface Prepared {
+  /** The working directory. */
+  cwd: string;
+  /** The merged settings. */
+  settings: Settings;
+  /** The model's name, `provider/model`. */
+  modelSpec: string;
+  /** The model. */
+  model: Model;
+  /** Resolves another model with the same settings (for `/model`). */
+  resolveModel(spec: string): Model;
+  /** Tools and capabilities. */
+  setup: RunSetup;
+  /** The system prompt. */
+  systemPrompt: string;
+  /** Where sessions are saved; none with `--no-session` or when Deno does not grant writing. */
+  store?: SessionStore;
+  /** The session to go on with (`-c`, `-r`). */
+  resumed?: LoadedSession;
+}
+
+/**
+ * Prepares a run. Throws a `UsageError` for bad flags and a `ConfigError` for a bad
+ * configuration (missing key, no session to continue).
+ */
+export async function prepare(options: CliArgs, environment: CliEnvironment): Promise<Prepared> {
+  const { env, warn } = environment;
+  const cwd = resolve(options.cwd ?? Deno.cwd());
+  const { settings, warnings } = await loadSettings({ cwd, env });
+  for (const warning of warnings) warn(warning);
+
+  const store = options.noSession
+    ? undefined
+    : _store(env, warn, options.continue || !!options.resume);
+  let resumed: LoadedSession | undefined;
+  if (options.continue || options.resume) {
+    if (!store) {
+      throw new ConfigError("Sessions are not available in this run (see the warning above)");
+    }
+    const id = options.resume ?? (await store.latest(cwd))?.id;
+    if (!id) throw new ConfigError(`No saved session in ${cwd} to continue; start one first`);
+    resumed = await store.load(id);
+    for (const warning of resumed.warnings) warn(warning);
+  }
+
+  const modelSpec = options.model ?? resumed?.model ?? env("AGENT_MODEL") ?? settings.model ??
+    DEFAULT_MODEL;
+  try {
+    parseModelSpec(modelSpec, settings.providers);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const resolveWith = (spec: string) => {
+    const model = resolveModel(spec, {
+      baseURL: options.baseURL,
+      env,
+      providers: settings.providers,
+      models: settings.models,
+      thinkingBudget: options.thinking ?? settings.thinkingBudget,
+    });
+    return options.verbose ? verboseModel(model, (line) => warn(line)) : model;
+  };
+  const model = resolveWith(modelSpec);
+  const setup = await setupRun(options, env, environment.interactive ? "interactive" : "headless");
+  const systemPrompt = await systemPromptFor(options, setup);
+  return {
+    cwd,
+    settings,
+    modelSpec,
+    model,
+    resolveModel: resolveWith,
+    setup,
+    systemPrompt,
+    store,
+    resumed,
+  };
+}
+
+function _store(
+  env: (name: string) => string | undefined,
+  warn: (text: string) => void,
+  needed: boolean,
+): SessionStore | undefined {
+  const dir = defaultSessionsDir(env);
+  if (!dir) {
+    if (needed) throw new ConfigError("No data directory for sessions: set HOME or AGENT_DATA_DIR");
+    warn("sessions are not saved: no data directory (set HOME or AGENT_DATA_DIR)");
+    return undefined;
+  }
+  if (!sessionsWritable(dir)) {
+    warn(
+      `sessions are not saved: Deno does not grant writing to ${dir} (add --allow-write=${dir})`,
+    );
+    return undefined;
+  }
+  return fileSessionStore({
+    dir,
+    redact: secretRedactor(secretsFromEnv(env)),
+    listHint: "List them with: agent --sessions",
+  });
+}

@@ -1,0 +1,141 @@
+/**
+ * The conversation of an interactive session: its history, its compaction state, the totals
+ * of tokens and cost, and the session file it is saved to (created at the first message).
+ *
+ * @module
+ */
+
+import type { CompactionState } from "../context.ts";
+import type { AgentEvent, RunResult } from "../events.ts";
+import type { Message } from "../messages.ts";
+import type { LoadedSession, SessionStore, SessionWriter } from "../session/mod.ts";
+import { addUsage, emptyUsage, type Usage } from "../usage.ts";
+
+/** A conversation that saves itself as it goes. */
+export interface Conversation {
+  /** The session id. The session file is created when the first message is saved. */
+  readonly id: string;
+  /** Whether anything was saved to a session file. */
+  readonly saved: boolean;
+  /** The whole history. */
+  readonly messages: readonly Message[];
+  /** What compaction left of the history, if it happened. */
+  readonly compaction: CompactionState | undefined;
+  /** Tokens used so far. */
+  readonly usage: Usage;
+  /** Dollars spent so far, when prices are known. */
+  readonly costUsd: number | undefined;
+  /** Saves what an event adds (messages, compactions) and counts tokens and cost. */
+  record(event: AgentEvent): Promise<void>;
+  /** Takes a run's outcome as the new state. */
+  settle(result: RunResult): void;
+  /** Records a switch of model. */
+  switchModel(model: string): Promise<void>;
+  /** Sets the compaction state (after `/compact`) and saves it. */
+  compacted(state: CompactionState, tokensBefore: number, tokensAfter: number): Promise<void>;
+  /** Closes the session file. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link conversation}. */
+export interface ConversationOptions {
+  /** Where sessions are saved; none: nothing is saved. */
+  store?: SessionStore;
+  /** The working directory, recorded in the session's header. */
+  cwd: string;
+  /** The model, `provider/model`. */
+  model: string;
+  /** A session to go on with. */
+  resumed?: LoadedSession;
+}
+
+/**
+ * Creates a conversation, new or resumed.
+ *
+ * @example
+ * ```ts
+ * import { conversation } from "./conversation.ts";
+ * const talk = conversation({ cwd: "/w", model: "openai/gpt-4.1" });
+ * await talk.record({ type: "message", message: { role: "user", content: "hi" } });
+ * if (talk.id.length !== 36) throw new Error("a new conversation has a fresh id");
+ * ```
+ */
+export function conversation(options: ConversationOptions): Conversation {
+  let messages: Message[] = [...(options.resumed?.messages ?? [])];
+  let compaction = options.resumed?.compaction;
+  const id = options.resumed?.header.id ?? crypto.randomUUID();
+  let writer: SessionWriter | undefined;
+  let model = options.model;
+  const usage = emptyUsage();
+  let costUsd: number | undefined;
+  const at = () => new Date().toISOString();
+
+  const open = async (): Promise<SessionWriter | undefined> => {
+    if (!options.store) return undefined;
+    if (!writer) {
+      writer = options.resumed
+        ? await options.store.open(id)
+        : await options.store.create({ id, cwd: options.cwd, model });
+    }
+    return writer;
+  };
+
+  return {
+    get id() {
+      return id;
+    },
+    get saved() {
+      return writer !== undefined;
+    },
+    get messages() {
+      return messages;
+    },
+    get compaction() {
+      return compaction;
+    },
+    get usage() {
+      return usage;
+    },
+    get costUsd() {
+      return costUsd;
+    },
+    async record(event) {
+      if (event.type === "message") {
+        await (await open())?.append({ type: "message", message: event.message, at: at() });
+      } else if (event.type === "compaction") {
+        compaction = event.state;
+        await (await open())?.append({
+          type: "compaction",
+          state: event.state,
+          tokensBefore: event.tokensBefore,
+          tokensAfter: event.tokensAfter,
+          at: at(),
+        });
+      } else if (event.type === "turn_end") {
+        addUsage(usage, event.usage);
+        if (event.costUsd !== undefined) costUsd = (costUsd ?? 0) + event.costUsd;
+      }
+    },
+    settle(result) {
+      messages = result.messages;
+      compaction = result.compaction ?? compaction;
+    },
+    async switchModel(next) {
+      model = next;
+      if (writer) await writer.append({ type: "model", model: next, at: at() });
+    },
+    async compacted(state, tokensBefore, tokensAfter) {
+      compaction = state;
+      await (await open())?.append({
+        type: "compaction",
+        state,
+        tokensBefore,
+        tokensAfter,
+        at: at(),
+      });
+    },
+    async close() {
+      await writer?.close();
+    },
+  };
+}

@@ -1,0 +1,154 @@
+/**
+ * How the interactive session shows a run: the answer streamed as rendered markdown, a spinner
+ * with the elapsed time while the model thinks or tools run, one line per tool call with its
+ * status and duration, and a short summary at the end.
+ *
+ * @module
+ */
+
+import type { AgentEvent } from "../events.ts";
+import { formatUsd } from "../cli/render.ts";
+import { markdownStream } from "./markdown.ts";
+import { spinner } from "./spinner.ts";
+
+/** Where and how the session draws. */
+export interface ScreenOptions {
+  /** Writes to the terminal. */
+  write(text: string): void;
+  /** ANSI colours (off with NO_COLOR). */
+  color: boolean;
+  /** The terminal's width. */
+  columns(): number;
+}
+
+/** Draws the events of runs; `stop()` clears what is transient (the spinner). */
+export interface RunView {
+  /** Draws one event. */
+  show(event: AgentEvent): void;
+  /** Stops the spinner and ends the current answer's line. */
+  stop(): void;
+}
+
+/**
+ * Creates the view of runs for a terminal.
+ *
+ * @example
+ * ```ts
+ * import { runView } from "./render.ts";
+ * let out = "";
+ * const view = runView({ write: (t) => out += t, color: false, columns: () => 80 });
+ * view.show({ type: "text_delta", text: "Hello" });
+ * view.show({ type: "tool_result", id: "1", name: "ls", output: "a", isError: false, durationMs: 3 });
+ * view.stop();
+ * if (!out.includes("Hello\n") || !out.includes("✓ ls")) throw new Error(JSON.stringify(out));
+ * ```
+ */
+export function runView(options: ScreenOptions): RunView {
+  const paint = (code: string, text: string) =>
+    options.color ? `\x1b[${code}m${text}\x1b[0m` : text;
+  const spin = spinner(options.write, { color: options.color });
+  const markdown = markdownStream(options);
+  const running = new Map<string, string>(); // tool call id → name, while it runs
+  const endAnswer = () => markdown.end();
+
+  return {
+    show(event) {
+      switch (event.type) {
+        case "turn_start":
+          spin.start("thinking");
+          break;
+        case "turn_end":
+          endAnswer();
+          break;
+        case "reasoning_delta":
+          spin.start("thinking");
+          break;
+        case "text_delta":
+          spin.stop();
+          markdown.write(event.text);
+          break;
+        case "tool_call":
+          spin.stop();
+          endAnswer();
+          running.set(event.id, event.name);
+          spin.start(`running ${[...new Set(running.values())].join(", ")}`);
+          break;
+        case "tool_result": {
+          spin.stop();
+          endAnswer();
+          running.delete(event.id);
+          const mark = event.isError ? paint("31", "✗") : paint("32", "✓");
+          const about = event.isError
+            ? _firstLine(event.output)
+            : event.display && !event.display.includes("\n")
+            ? event.display
+            : "";
+          options.write(
+            `  ${mark} ${event.name}${about ? ` ${paint("2", about)}` : ""} ${
+              paint("2", `· ${_duration(event.durationMs)}`)
+            }\n`,
+          );
+          if (!event.isError && event.display?.includes("\n")) {
+            options.write(`${event.display.split("\n").map((line) => `    ${line}`).join("\n")}\n`);
+          }
+          if (running.size > 0) spin.start(`running ${[...new Set(running.values())].join(", ")}`);
+          break;
+        }
+        case "retry":
+          spin.stop();
+          endAnswer();
+          options.write(
+            `${paint("33", "↻")} ${event.error} ${
+              paint("2", `(retry ${event.attempt} in ${_duration(event.delayMs)})`)
+            }\n`,
+          );
+          break;
+        case "notice":
+          spin.stop();
+          endAnswer();
+          options.write(`${paint("33", "!")} ${paint("2", event.message)}\n`);
+          break;
+        case "compaction":
+          spin.stop();
+          endAnswer();
+          options.write(
+            paint("2", `context compacted: ${event.tokensBefore} → ${event.tokensAfter} tokens\n`),
+          );
+          break;
+        case "result": {
+          spin.stop();
+          endAnswer();
+          if (event.status === "error") {
+            options.write(`${paint("31", "error:")} ${event.error?.message ?? "unknown"}\n`);
+          } else if (event.status === "aborted") {
+            options.write(`${paint("33", "interrupted")}\n`);
+          } else if (event.status === "max_turns") {
+            options.write(
+              `${paint("33", "stopped:")} the turn limit (${event.turns}) was reached\n`,
+            );
+          }
+          const cost = event.costUsd === undefined ? "" : ` · ${formatUsd(event.costUsd)}`;
+          options.write(paint(
+            "2",
+            `${event.usage.inputTokens} in / ${event.usage.outputTokens} out tokens${cost} · ` +
+              `${_duration(event.durationMs)}\n`,
+          ));
+          break;
+        }
+      }
+    },
+    stop() {
+      spin.stop();
+      endAnswer();
+    },
+  };
+}
+
+function _duration(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+function _firstLine(text: string): string {
+  const line = text.split("\n", 1)[0];
+  return line.length > 160 ? `${line.slice(0, 159)}…` : line;
+}

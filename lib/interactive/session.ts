@@ -1,0 +1,287 @@
+/**
+ * The interactive session: a prompt with history, multi-line input and completion; answers
+ * streamed as they come; slash commands; Ctrl+C to stop an answer; input typed while the agent
+ * works queued for its next turn; Deno's own permission prompts at a tool's first use.
+ *
+ * @module
+ */
+
+import process from "node:process";
+import readline from "node:readline";
+import { Writable } from "node:stream";
+import { Agent } from "../agent.ts";
+import type { CapabilityStates, WithheldTool } from "../capabilities.ts";
+import { compactConversation } from "../compaction.ts";
+import type { Message } from "../messages.ts";
+import type { Model } from "../model.ts";
+import type { LoadedSession, SessionStore } from "../session/mod.ts";
+import type { Tool } from "../tool.ts";
+import { attachFiles, completePath } from "./attach.ts";
+import { commandNames, runCommand } from "./commands.ts";
+import { type Conversation, conversation } from "./conversation.ts";
+import { runView } from "./render.ts";
+
+/** What the interactive session needs. */
+export interface InteractiveOptions {
+  /** The working directory. */
+  cwd: string;
+  /** The model and its name. */
+  model: Model;
+  /** The model's name, `provider/model`. */
+  modelSpec: string;
+  /** Resolves another model for `/model`. */
+  resolveModel(spec: string): Model;
+  /** The system prompt. */
+  systemPrompt: string;
+  /** The tools offered. */
+  tools: Tool[];
+  /** The tools left out, and why. */
+  withheld: WithheldTool[];
+  /** What Deno grants, at start. */
+  capabilities: CapabilityStates;
+  /** Model calls allowed per run. */
+  maxTurns?: number;
+  /** Where sessions are saved; none: nothing is saved. */
+  store?: SessionStore;
+  /** A session to go on with. */
+  resumed?: LoadedSession;
+  /** Earlier input lines, oldest first. */
+  history?: string[];
+  /** Saves a line of input history. */
+  remember?(line: string): void;
+  /** ANSI colours. */
+  color: boolean;
+}
+
+/**
+ * Runs the interactive session until the user leaves; resolves to the exit code.
+ */
+export function runInteractive(options: InteractiveOptions): Promise<number> {
+  const write = (text: string): void => void process.stdout.write(text);
+  const paint = (code: string, text: string) =>
+    options.color ? `\x1b[${code}m${text}\x1b[0m` : text;
+  const view = runView({
+    write,
+    color: options.color,
+    columns: () => process.stdout.columns ?? 80,
+  });
+  let model = options.model;
+  let modelSpec = options.modelSpec;
+  let talk: Conversation = conversation({
+    store: options.store,
+    cwd: options.cwd,
+    model: modelSpec,
+    resumed: options.resumed,
+  });
+  let running: AbortController | undefined;
+  let lastInterrupt = 0;
+  let closed = false;
+  const queue: Message[] = [];
+  const { promise: done, resolve: finish } = Promise.withResolvers<number>();
+  // Tools that would make Deno ask: the terminal must be in normal mode while they run.
+  const mayPrompt = options.tools.some((tool) =>
+    tool.capabilities.some((capability) => options.capabilities[capability] === "prompt")
+  );
+
+  // While the agent works, what the user types is not echoed (it would break the streamed
+  // answer's lines); it is shown once entered, as queued.
+  let muted = false;
+  const echo = new Writable({
+    write(chunk, _encoding, callback) {
+      if (!muted) process.stdout.write(chunk);
+      callback();
+    },
+  });
+  Object.defineProperty(echo, "columns", { get: () => process.stdout.columns ?? 80 });
+  const rl = readline.createInterface({
+    input: process.stdin,
+    output: echo,
+    terminal: true,
+    history: [...(options.history ?? [])].reverse(),
+    historySize: 500,
+    prompt: paint("36", "› "),
+    completer: (line: string, callback: (error: null, result: [string[], string]) => void) => {
+      if (/^\/\S*$/.test(line)) {
+        callback(null, [commandNames().filter((name) => name.startsWith(line)), line]);
+      } else completePath(line, options.cwd).then((result) => callback(null, result));
+    },
+  });
+
+  const agent = () =>
+    new Agent({
+      model,
+      tools: options.tools,
+      systemPrompt: options.systemPrompt,
+      maxTurns: options.maxTurns,
+      cwd: options.cwd,
+      capabilities: options.capabilities,
+    });
+
+  const run = async (text: string) => {
+    const { text: content, files, problems } = await attachFiles(text, options.cwd);
+    for (const problem of problems) write(paint("33", `not attached: ${problem}\n`));
+    if (files.length) write(paint("2", `attached ${files.join(", ")}\n`));
+    running = new AbortController();
+    muted = true;
+    let cooked = false;
+    try {
+      const events = agent().stream(content, {
+        messages: talk.messages,
+        signal: running.signal,
+        sessionId: talk.id,
+        pendingInput: () => queue.splice(0),
+        compactionState: talk.compaction,
+      });
+      let step = await events.next();
+      while (!step.done) {
+        const event = step.value;
+        if (event.type === "tool_call" && mayPrompt && !cooked) {
+          // Deno can only ask for a permission with the terminal in normal mode.
+          rl.pause();
+          process.stdin.setRawMode?.(false);
+          cooked = true;
+        }
+        if (event.type === "turn_end" && cooked) {
+          process.stdin.setRawMode?.(true);
+          rl.resume();
+          cooked = false;
+        }
+        view.show(event);
+        // Deno's permission prompt must not share its line with the spinner.
+        if (cooked && event.type === "tool_call") view.stop();
+        await talk.record(event);
+        step = await events.next();
+      }
+      talk.settle(step.value);
+    } finally {
+      if (cooked) {
+        process.stdin.setRawMode?.(true);
+        rl.resume();
+      }
+      view.stop();
+      running = undefined;
+      muted = false;
+    }
+  };
+
+  const context = {
+    write,
+    conversation: () => talk,
+    clear: async () => {
+      await talk.close();
+      talk = conversation({ store: options.store, cwd: options.cwd, model: modelSpec });
+    },
+    resume: async (id: string) => {
+      if (!options.store) throw new Error("sessions are not saved in this run");
+      const loaded = await options.store.load(id);
+      await talk.close();
+      talk = conversation({
+        store: options.store,
+        cwd: options.cwd,
+        model: modelSpec,
+        resumed: loaded,
+      });
+      for (const warning of loaded.warnings) write(paint("33", `${warning}\n`));
+      write(`Resumed ${loaded.header.id.slice(0, 8)}: ${loaded.messages.length} messages.\n`);
+    },
+    compact: async (focus: string) => {
+      if (talk.messages.length === 0) {
+        write("Nothing to compact yet.\n");
+        return;
+      }
+      running = new AbortController();
+      try {
+        const compacted = await compactConversation({
+          model,
+          messages: talk.messages,
+          systemPrompt: options.systemPrompt,
+          state: talk.compaction,
+          focus: focus || undefined,
+          signal: running.signal,
+        });
+        await talk.compacted(compacted.state, compacted.tokensBefore, compacted.tokensAfter);
+        write(`Compacted: ${compacted.tokensBefore} → ${compacted.tokensAfter} tokens.\n`);
+      } finally {
+        running = undefined;
+      }
+    },
+    model: () => modelSpec,
+    switchModel: async (spec: string) => {
+      model = options.resolveModel(spec);
+      modelSpec = spec;
+      await talk.switchModel(spec);
+    },
+    tools: () => ({ offered: options.tools.map((tool) => tool.name), withheld: options.withheld }),
+    store: options.store,
+    cwd: options.cwd,
+    exit: () => rl.close(),
+  };
+
+  // Lines of one paste arrive together; a line ending in "\" goes on on the next one.
+  let pending: string[] = [];
+  let pasteTimer: ReturnType<typeof setTimeout> | undefined;
+  const submit = async () => {
+    const text = pending.join("\n").trim();
+    pending = [];
+    if (!text) return rl.prompt();
+    options.remember?.(text);
+    if (running) {
+      queue.push({ role: "user", content: (await attachFiles(text, options.cwd)).text });
+      view.stop();
+      return write(paint("2", `(queued for the agent's next step: ${text})\n`));
+    }
+    try {
+      if (!(await runCommand(text, context))) await run(text);
+    } catch (error) {
+      write(`${paint("31", "error:")} ${(error as Error).message}\n`);
+    }
+    if (!closed) rl.prompt();
+  };
+  rl.on("line", (line: string) => {
+    if (line.endsWith("\\")) {
+      pending.push(line.slice(0, -1));
+      rl.setPrompt(paint("36", "… "));
+      return rl.prompt();
+    }
+    rl.setPrompt(paint("36", "› "));
+    pending.push(line);
+    clearTimeout(pasteTimer);
+    pasteTimer = setTimeout(submit, 15);
+  });
+
+  rl.on("SIGINT", () => {
+    const now = Date.now();
+    if (running) {
+      if (now - lastInterrupt < 1_000) return rl.close();
+      lastInterrupt = now;
+      running.abort();
+      return;
+    }
+    if (rl.line === "" && pending.length === 0) return rl.close();
+    pending = [];
+    write("^C\n");
+    rl.setPrompt(paint("36", "› "));
+    rl.prompt();
+  });
+
+  rl.on("close", async () => {
+    closed = true;
+    running?.abort();
+    view.stop();
+    await talk.close();
+    if (talk.saved) {
+      const id = talk.id.slice(0, 8);
+      write(paint("2", `\nSession ${id} saved. Resume it with: agent -r ${id}\n`));
+    }
+    finish(0);
+  });
+
+  const intro = options.resumed
+    ? `Resumed session ${
+      options.resumed.header.id.slice(0, 8)
+    } (${options.resumed.messages.length} messages).`
+    : `agent · ${modelSpec} · ${options.cwd}`;
+  write(`${paint("2", `${intro} /help for commands, Ctrl+C to stop or leave.`)}\n`);
+  rl.prompt();
+  return done;
+}

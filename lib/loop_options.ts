@@ -1,0 +1,96 @@
+/**
+ * What `runAgent` takes: {@link RunAgentOptions} and the types and
+ * defaults of its parts.
+ *
+ * @module
+ */
+
+import type { CompactionOptions } from "./compaction.ts";
+import type { CompactionState } from "./context.ts";
+import type { Message } from "./messages.ts";
+import type { Model } from "./model.ts";
+import type { RetryOptions } from "./retry.ts";
+import type { Tool } from "./tool.ts";
+
+/** The default of {@link RunAgentOptions.maxTurns}. */
+export const DEFAULT_MAX_TURNS = 50;
+
+/** The default words of the incomplete-intent nudge. */
+export const NUDGE_MESSAGE: string =
+  "You announced an action but did not call a tool, so nothing happened. If there is more to " +
+  "do, call the tool now. If you are done, give your final answer.";
+
+/** What the caller learns when a run reaches its turn limit. */
+export interface MaxTurnsInfo {
+  /** Turns taken so far. */
+  turns: number;
+  /** The conversation so far. */
+  messages: readonly Message[];
+}
+
+/** How to nudge a model that announces an action and stops. */
+export interface NudgeOptions {
+  /** Nudges per run (default 2). */
+  max?: number;
+  /** The words sent to the model. */
+  message?: string;
+}
+
+/** Options of `runAgent`. */
+export interface RunAgentOptions {
+  /** The model to call. */
+  model: Model;
+  /** The conversation so far (default none). It is not changed. */
+  messages?: readonly Message[];
+  /** What the user says now: text, or messages appended to the history. */
+  input?: string | readonly Message[];
+  /** The system prompt. */
+  systemPrompt?: string;
+  /** The tools the model may call. */
+  tools?: readonly Tool[];
+  /** Model calls allowed (default 50); 0 removes the limit. */
+  maxTurns?: number;
+  /**
+   * Called when the turn limit is reached while the model still works; returns how many more
+   * turns to allow (0 ends the run with status `max_turns`).
+   */
+  onMaxTurns?: (info: MaxTurnsInfo) => number | Promise<number>;
+  /** Cancels the run; it then ends promptly with status `aborted`. */
+  signal?: AbortSignal;
+  /** The working directory given to tools (default `Deno.cwd()` when readable, else `.`). */
+  cwd?: string;
+  /** The session id reported in events (default a new UUID). */
+  sessionId?: string;
+  /** What the runtime grants each capability, reported in the `start` event. */
+  capabilities?: Readonly<Record<string, string>>;
+  /** The most output tokens per model call. */
+  maxOutputTokens?: number;
+  /** Sampling temperature. */
+  temperature?: number;
+  /** How failed model calls are retried. */
+  retry?: RetryOptions;
+  /** Tool calls of one turn that may run at once (default 8). */
+  toolConcurrency?: number;
+  /** The longest a tool call may take unless the tool says otherwise (default 10 minutes). */
+  toolTimeoutMs?: number;
+  /** Tool output beyond this many characters is cut (default 50,000). */
+  maxToolOutputChars?: number;
+  /**
+   * Called at each turn boundary: the messages it returns (what the user typed while the agent
+   * worked) are added before the next model call; after a final answer they start another turn.
+   */
+  pendingInput?: () => readonly Message[];
+  /** The incomplete-intent nudge; `false` turns it off. */
+  nudge?: NudgeOptions | false;
+  /**
+   * Context compaction (on by default): older tool outputs are left out of requests, then
+   * older turns summarized, so that long runs fit the context window; a provider's refusal of
+   * a request as too long compacts and tries once more. `false` turns it off.
+   */
+  compaction?: CompactionOptions | false;
+  /**
+   * The summary in force from an earlier run (its `result.compaction`): it is sent in place of
+   * the messages it replaces.
+   */
+  compactionState?: CompactionState;
+}

@@ -1,0 +1,272 @@
+/**
+ * Sessions kept as JSONL files, one per session, one folder per project:
+ * `<dir>/<project>/<id>.jsonl`. Files are only ever appended to: each entry is one line written
+ * with a single `write` before `append` resolves, so a crash loses nothing already appended and
+ * at worst leaves a last line cut short, which reading skips and reports.
+ *
+ * @module
+ */
+
+import { basename, join, resolve } from "node:path";
+import { infoFromTail, parseHeaderLine, parseSessionText, titleFromHead } from "./jsonl.ts";
+import { fileSessionWriter } from "./file_writer.ts";
+import {
+  compareSessions,
+  newSessionHeader,
+  replaySession,
+  resolveSessionId,
+  SessionError,
+  type SessionInfo,
+  type SessionStore,
+  sessionTitle,
+} from "./store.ts";
+
+/** Options of {@link fileSessionStore}. */
+export interface FileSessionStoreOptions {
+  /** Where the sessions are kept (see {@link defaultSessionsDir}). */
+  dir: string;
+  /** Applied to every line before it is written, e.g. `secretRedactor(secretsFromEnv(…))`. */
+  redact?: (text: string) => string;
+  /** Whether to fsync after each entry (survives a power cut, not only a crash). Default false. */
+  sync?: boolean;
+  /** How to list the sessions, said when an id matches none (e.g. the CLI's own flag). */
+  listHint?: string;
+}
+
+/**
+ * A {@link SessionStore} of JSONL files under `options.dir`: line 1 the header, then one line
+ * per entry. Appending costs the same however long the session is (the file is never re-read
+ * or rewritten); listing reads only the first and last few KB of each file. Folders are created
+ * private to the user (0700), files too (0600).
+ *
+ * @example
+ * ```ts
+ * import { fileSessionStore } from "./file_store.ts";
+ * const dir = await Deno.makeTempDir();
+ * const store = fileSessionStore({ dir });
+ * const writer = await store.create({ cwd: "/work", model: "openai/gpt-4.1-mini" });
+ * const at = new Date().toISOString();
+ * await writer.append({ type: "message", message: { role: "user", content: "Hello" }, at });
+ * await writer.close();
+ * const session = await store.load(writer.id.slice(0, 8));
+ * if (session.messages.length !== 1 || session.warnings.length) throw new Error("unexpected");
+ * if ((await store.latest("/work"))?.title !== "Hello") throw new Error("unexpected");
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export function fileSessionStore(options: FileSessionStoreOptions): SessionStore {
+  const dir = resolve(options.dir);
+  const { redact, sync = false } = options;
+  const hint = options.listHint ?? `The sessions are the files under ${dir}: ls ${dir}/*/`;
+
+  const findPath = async (idOrPrefix: string): Promise<string> => {
+    const paths = await _ids(dir);
+    return paths.get(resolveSessionId(paths.keys(), idOrPrefix, hint))!;
+  };
+
+  const list = async (cwd?: string): Promise<SessionInfo[]> => {
+    const where = cwd === undefined ? undefined : resolve(cwd);
+    const folders = where === undefined ? await _subdirs(dir) : [_projectName(where)];
+    const paths = await _sessionFiles(dir, folders);
+    const infos: SessionInfo[] = [];
+    for (let i = 0; i < paths.length; i += 32) {
+      const batch = paths.slice(i, i + 32).map((path) => _summary(path).catch(_unreadable));
+      for (const summary of await Promise.all(batch)) {
+        if (!summary || (where !== undefined && summary.info.cwd !== where)) continue;
+        const { path: _path, ...info } = summary.info;
+        infos.push(info);
+      }
+    }
+    return infos.sort(compareSessions);
+  };
+
+  return {
+    async create(init) {
+      const header = newSessionHeader(init);
+      // A chosen id may be taken in another project's folder; random ones are not.
+      if (init.id !== undefined && (await _ids(dir)).has(header.id)) _exists(header.id);
+      const folder = projectSessionsDir(dir, header.cwd);
+      await Deno.mkdir(folder, { recursive: true, mode: 0o700 });
+      const path = join(folder, `${header.id}.jsonl`);
+      let file: Deno.FsFile;
+      try {
+        file = await Deno.open(path, { createNew: true, append: true, mode: 0o600 });
+      } catch (error) {
+        if (error instanceof Deno.errors.AlreadyExists) _exists(header.id);
+        throw error;
+      }
+      return await fileSessionWriter(file, { id: header.id, header, sync, redact });
+    },
+    async open(idOrPrefix) {
+      const { info, endsWithNewline } = await _summary(await findPath(idOrPrefix));
+      const file = await Deno.open(info.path, { append: true });
+      const { id, messages } = info;
+      return await fileSessionWriter(file, { id, messages, endsWithNewline, sync, redact });
+    },
+    async load(idOrPrefix) {
+      const path = await findPath(idOrPrefix);
+      const { header, entries, warnings } = parseSessionText(await Deno.readTextFile(path), path);
+      return replaySession(header, entries, warnings);
+    },
+    list,
+    latest: async (cwd) => (await list(cwd))[0],
+  };
+}
+
+/**
+ * Where sessions are kept by default: `$AGENT_DATA_DIR/sessions`, else
+ * `$XDG_DATA_HOME/agent/sessions`, else `$HOME/.local/share/agent/sessions`.
+ *
+ * @example
+ * ```ts
+ * import { defaultSessionsDir } from "./file_store.ts";
+ * const dir = defaultSessionsDir((name) => name === "HOME" ? "/home/ada" : undefined);
+ * if (dir !== "/home/ada/.local/share/agent/sessions") throw new Error(dir);
+ * ```
+ */
+export function defaultSessionsDir(env: (name: string) => string | undefined): string | undefined {
+  const data = env("AGENT_DATA_DIR") ||
+    (env("XDG_DATA_HOME") && join(env("XDG_DATA_HOME")!, "agent")) ||
+    (env("HOME") && join(env("HOME")!, ".local", "share", "agent"));
+  return data ? join(data, "sessions") : undefined;
+}
+
+/**
+ * Whether Deno already lets the agent write in `dir` (asked without prompting), so that a
+ * program can warn and run without saving when it does not.
+ *
+ * @example
+ * ```ts
+ * import { sessionsWritable } from "./file_store.ts";
+ * if (typeof sessionsWritable("/tmp/agent-sessions") !== "boolean") throw new Error("unexpected");
+ * ```
+ */
+export function sessionsWritable(dir: string): boolean {
+  return Deno.permissions.querySync({ name: "write", path: dir }).state === "granted";
+}
+
+/**
+ * The folder of a project's sessions: its path made into a name (`/home/ada/app` →
+ * `home-ada-app-<hash>`), where the short hash of the exact path keeps names unique.
+ *
+ * @example
+ * ```ts
+ * import { projectSessionsDir } from "./file_store.ts";
+ * const folder = projectSessionsDir("/data/sessions", "/home/ada/app");
+ * if (!/^\/data\/sessions\/home-ada-app-[0-9a-f]{8}$/.test(folder)) throw new Error(folder);
+ * ```
+ */
+export function projectSessionsDir(dir: string, cwd: string): string {
+  return join(dir, _projectName(resolve(cwd)));
+}
+
+function _projectName(cwd: string): string {
+  let name = cwd.replace(/[\\/:]+/g, "-").replace(/[^A-Za-z0-9._-]+/g, "_");
+  if (name.length > 60) name = name.slice(-60);
+  name = name.replace(/^[-.]+/, "") || "root";
+  let hash = 0x811c9dc5; // FNV-1a over UTF-8
+  for (const byte of _encoder.encode(cwd)) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
+  return `${name}-${hash.toString(16).padStart(8, "0")}`;
+}
+
+const _encoder = new TextEncoder();
+const _decoder = new TextDecoder();
+const HEAD_BYTES = 8192;
+const TAIL_BYTES = 4096;
+
+interface _Summary {
+  info: SessionInfo & { path: string };
+  endsWithNewline: boolean;
+}
+
+/** A session's listing, from the first and last few KB of its file (all of it if small). */
+async function _summary(path: string): Promise<_Summary> {
+  using file = await Deno.open(path, { read: true });
+  const size = (await file.stat()).size;
+  if (size > HEAD_BYTES + TAIL_BYTES) {
+    const head = _decoder.decode(await _readAt(file, 0, HEAD_BYTES));
+    const tail = infoFromTail(_decoder.decode(await _readAt(file, size - TAIL_BYTES, TAIL_BYTES)));
+    const end = head.indexOf("\n");
+    if (tail && end > 0) {
+      const header = parseHeaderLine(head.slice(0, end), path);
+      const { id, cwd, model, created } = header;
+      const info = { id, cwd, model, created, ...tail, title: titleFromHead(head), path };
+      return { info, endsWithNewline: true };
+    }
+  }
+  // Small, or its end is not a complete entry (a crash, another writer): read it all.
+  const text = _decoder.decode(await _readAt(file, 0, size));
+  const { header, entries } = parseSessionText(text, path);
+  const { id, cwd, model, created } = header;
+  const loaded = replaySession(header, entries);
+  const first = loaded.messages.find((message) => message.role === "user");
+  const info = {
+    id,
+    cwd,
+    model,
+    created,
+    updated: entries.at(-1)?.at || created,
+    messages: loaded.messages.length,
+    title: first?.role === "user" ? sessionTitle(first.content) : "",
+    path,
+  };
+  return { info, endsWithNewline: text === "" || text.endsWith("\n") };
+}
+
+async function _readAt(file: Deno.FsFile, offset: number, length: number): Promise<Uint8Array> {
+  await file.seek(offset, Deno.SeekMode.Start);
+  const buffer = new Uint8Array(length);
+  let filled = 0;
+  while (filled < length) {
+    const read = await file.read(buffer.subarray(filled));
+    if (read === null) break;
+    filled += read;
+  }
+  return buffer.subarray(0, filled);
+}
+
+/** Every session's file, by id. */
+async function _ids(dir: string): Promise<Map<string, string>> {
+  const paths = new Map<string, string>();
+  for (const path of await _sessionFiles(dir, await _subdirs(dir))) {
+    const id = basename(path, ".jsonl");
+    if (!paths.has(id)) paths.set(id, path);
+  }
+  return paths;
+}
+
+/** A file that is not a readable session, or is gone, is left out of a listing. */
+function _unreadable(error: unknown): undefined {
+  if (error instanceof SessionError || error instanceof Deno.errors.NotFound) return undefined;
+  throw error;
+}
+
+function _exists(id: string): never {
+  throw new SessionError(`Session ${id} exists already`, { reason: "exists" });
+}
+
+async function _subdirs(dir: string): Promise<string[]> {
+  const names: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(dir)) if (entry.isDirectory) names.push(entry.name);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  return names;
+}
+
+async function _sessionFiles(dir: string, folders: string[]): Promise<string[]> {
+  const paths: string[] = [];
+  for (const folder of folders) {
+    try {
+      for await (const entry of Deno.readDir(join(dir, folder))) {
+        if (entry.isFile && entry.name.endsWith(".jsonl")) {
+          paths.push(join(dir, folder, entry.name));
+        }
+      }
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+  }
+  return paths;
+}

@@ -1,0 +1,124 @@
+/**
+ * Appending to a session file: one line per entry, in the order of the calls, each written with
+ * one `write` before `append` resolves.
+ *
+ * @module
+ */
+
+import { encodeEntry, encodeHeader } from "./jsonl.ts";
+import { checkSessionEntry, type SessionHeader, type SessionWriter } from "./store.ts";
+
+/** Options of {@link fileSessionWriter}. */
+export interface FileSessionWriterOptions {
+  /** The session id. */
+  id: string;
+  /** The header to write first, for a new session. */
+  header?: SessionHeader;
+  /** How many messages the file holds already. */
+  messages?: number;
+  /** Whether the file ends with a newline (false after a crash mid-write). Default true. */
+  endsWithNewline?: boolean;
+  /** Whether to fsync after each line. */
+  sync?: boolean;
+  /** Applied to every line before it is written. */
+  redact?: (text: string) => string;
+}
+
+/**
+ * A {@link SessionWriter} appending to a file opened for appending; writes `options.header`
+ * first, when given. The file is closed by the writer's `close()` (or here, should the header
+ * fail to be written).
+ *
+ * @example
+ * ```ts
+ * import { fileSessionWriter } from "./file_writer.ts";
+ * const path = await Deno.makeTempFile();
+ * const writer = await fileSessionWriter(await Deno.open(path, { append: true }), { id: "s1" });
+ * await writer.append({ type: "model", model: "a/b", at: "2025-01-01T00:00:00Z" });
+ * await writer.close();
+ * if (!(await Deno.readTextFile(path)).startsWith('{"type":"model"')) throw new Error();
+ * await Deno.remove(path);
+ * ```
+ */
+export async function fileSessionWriter(
+  file: Deno.FsFile,
+  options: FileSessionWriterOptions,
+): Promise<SessionWriter> {
+  const { id, header, redact, sync = false } = options;
+  const lines = _lineWriter(file, sync, options.endsWithNewline ?? true);
+  if (header) {
+    try {
+      await lines.write(_redactLine(encodeHeader(header), redact));
+    } catch (error) {
+      await lines.close();
+      throw error;
+    }
+  }
+  return _sessionWriter(id, lines, options.messages ?? 0, redact);
+}
+
+const _encoder = new TextEncoder();
+
+interface _LineWriter {
+  write(line: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Writes lines in order, each with one `write` (repeated only if the OS wrote part of it). */
+function _lineWriter(file: Deno.FsFile, sync: boolean, endsWithNewline: boolean): _LineWriter {
+  let pending: Promise<void> = Promise.resolve();
+  // After a crash or a failed write the file may end mid-line: start on a fresh one.
+  let midLine = !endsWithNewline;
+  const writeLine = async (line: string) => {
+    const bytes = _encoder.encode(midLine ? "\n" + line : line);
+    midLine = true;
+    for (let done = 0; done < bytes.length;) done += await file.write(bytes.subarray(done));
+    midLine = false;
+    if (sync) await file.syncData();
+  };
+  return {
+    write(line) {
+      const done = pending.then(() => writeLine(line));
+      pending = done.catch(() => {});
+      return done;
+    },
+    close: () => pending.then(() => file.close()),
+  };
+}
+
+function _sessionWriter(
+  id: string,
+  lines: _LineWriter,
+  messages: number,
+  redact: ((text: string) => string) | undefined,
+): SessionWriter {
+  let closing: Promise<void> | undefined;
+  return {
+    id,
+    append(entry) {
+      if (closing) return Promise.reject(new Error(`Session ${id} is closed`));
+      try {
+        checkSessionEntry(entry);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      if (entry.type === "message") messages++;
+      return lines.write(_redactLine(encodeEntry(entry, messages), redact));
+    },
+    close: () => closing ??= lines.close(),
+  };
+}
+
+/** Redacts a line; should a secret have matched JSON syntax, redacts its strings one by one. */
+function _redactLine(line: string, redact: ((text: string) => string) | undefined): string {
+  if (!redact) return line;
+  const redacted = redact(line);
+  if (redacted === line) return line;
+  try {
+    JSON.parse(redacted);
+    return redacted;
+  } catch {
+    const value = JSON.parse(line, (_key, v) => typeof v === "string" ? redact(v) : v);
+    return JSON.stringify(value) + "\n";
+  }
+}

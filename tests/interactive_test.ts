@@ -1,0 +1,239 @@
+/**
+ * The interactive session in a real terminal: tmux runs the CLI against the loopback mock
+ * server, the test types into it and reads the screen.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type MockReply, type MockServer, startMockOpenAIServer } from "../testing.ts";
+
+const MOD = fileURLToPath(new URL("../mod.ts", import.meta.url));
+
+/** A terminal running the CLI. */
+class Terminal implements AsyncDisposable {
+  readonly name = `agent-test-${crypto.randomUUID().slice(0, 8)}`;
+
+  static async start(
+    command: string[],
+    env: Record<string, string>,
+    cwd: string,
+  ): Promise<Terminal> {
+    const terminal = new Terminal();
+    const vars = Object.entries(env).flatMap(([key, value]) => ["-e", `${key}=${value}`]);
+    // The shell reports the exit code and keeps the pane open to read it.
+    const script = `${command.map(_quote).join(" ")}; echo "[exit $?]"; sleep 60`;
+    await _tmux(
+      "new-session",
+      "-d",
+      "-s",
+      terminal.name,
+      "-x",
+      "110",
+      "-y",
+      "40",
+      "-c",
+      cwd,
+      ...vars,
+      "sh",
+      "-c",
+      script,
+    );
+    return terminal;
+  }
+
+  async type(text: string): Promise<void> {
+    await _tmux("send-keys", "-t", this.name, "-l", text);
+  }
+
+  async keys(...keys: string[]): Promise<void> {
+    await _tmux("send-keys", "-t", this.name, ...keys);
+  }
+
+  async screen(): Promise<string> {
+    return await _tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", this.name);
+  }
+
+  /** Waits until the screen matches `pattern`, and gives the screen. */
+  async waitFor(pattern: RegExp, timeoutMs = 15_000): Promise<string> {
+    const until = Date.now() + timeoutMs;
+    let screen = "";
+    while (Date.now() < until) {
+      screen = await this.screen();
+      if (pattern.test(screen)) return screen;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`the screen never showed ${pattern}:\n${screen}`);
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await _tmux("kill-session", "-t", this.name).catch(() => {});
+  }
+}
+
+async function _tmux(...args: string[]): Promise<string> {
+  const output = await new Deno.Command("tmux", { args, stdout: "piped", stderr: "piped" })
+    .output();
+  if (!output.success) {
+    throw new Error(`tmux ${args[0]}: ${new TextDecoder().decode(output.stderr)}`);
+  }
+  return new TextDecoder().decode(output.stdout);
+}
+
+function _quote(arg: string): string {
+  return `'${arg.replaceAll("'", `'\\''`)}'`;
+}
+
+/** The text of the last user message of a request. */
+function lastUser(server: MockServer, index: number): string {
+  const messages = server.requests[index].body.messages as Array<{ role: string; content: string }>;
+  return messages.filter((m) => m.role === "user").at(-1)!.content;
+}
+
+async function start(
+  server: MockServer,
+  cwd: string,
+  options: { permissions?: string[]; data?: string; color?: boolean } = {},
+): Promise<Terminal> {
+  const data = options.data ?? await Deno.makeTempDir({ prefix: "agent_data_" });
+  // The terminal's environment comes from the tmux server: NO_COLOR is set or unset here.
+  const color = options.color ? ["env", "-u", "NO_COLOR"] : ["env", "NO_COLOR=1"];
+  return await Terminal.start(
+    [
+      ...color,
+      Deno.execPath(),
+      "run",
+      ...(options.permissions ?? ["-A"]),
+      MOD,
+      "-m",
+      "openai/test",
+    ],
+    {
+      OPENAI_API_KEY: "sk-test",
+      OPENAI_BASE_URL: server.url,
+      AGENT_DATA_DIR: data,
+      TERM: "xterm-256color",
+    },
+    cwd,
+  );
+}
+
+Deno.test("interactive: streams answers, stops one with Ctrl+C, runs commands, and exits", async () => {
+  const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_tty_" }));
+  await Deno.writeTextFile(join(cwd, "notes.md"), "The meeting is on Friday.");
+  const replies: MockReply[] = [
+    { text: ["Hello", " from", " the", " **agent**."], eventDelayMs: 20 },
+    { text: Array.from({ length: 300 }, (_, i) => `word${i} `), eventDelayMs: 25 },
+    { text: "The meeting is on Friday." },
+    { text: "Two lines received." },
+  ];
+  await using server = startMockOpenAIServer({ replies });
+  await using terminal = await start(server, cwd);
+  await terminal.waitFor(/agent · openai\/test/);
+
+  // A task: the answer streams in, then the summary line.
+  await terminal.type("hello there");
+  await terminal.keys("Enter");
+  // NO_COLOR: the markdown stays as written.
+  await terminal.waitFor(/Hello from the \*\*agent\*\*\.[\s\S]*out tokens/);
+  assert.equal(lastUser(server, 0), "hello there");
+
+  // Ctrl+C in the middle of an answer stops it; the session goes on.
+  await terminal.type("tell me a long story");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/word5 /);
+  await terminal.keys("C-c");
+  const stopped = await terminal.waitFor(/interrupted/);
+  assert.ok(!stopped.includes("word299"), "the answer was stopped before its end");
+
+  // @path attaches the file.
+  await terminal.type("what does @notes.md say?");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/The meeting is on Friday\.\n[\s\S]*out tokens[\s\S]*›/);
+  assert.match(
+    lastUser(server, 2),
+    /<file path="notes\.md">\nThe meeting is on Friday\.\n<\/file>/,
+  );
+  // The interrupted answer stayed in the history, whole calls and all.
+  const history = server.requests[2].body.messages as Array<{ role: string; content: string }>;
+  assert.equal(history[4].role, "assistant");
+  assert.match(history[4].content, /^word0 word1 /);
+
+  // A line ending in "\" goes on on the next one.
+  await terminal.type("first line\\");
+  await terminal.keys("Enter");
+  await terminal.type("second line");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/Two lines received\./);
+  assert.equal(lastUser(server, 3), "first line\nsecond line");
+
+  // Slash commands.
+  await terminal.type("/cost");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/\d+ input and \d+ output tokens · cost unknown for this model/);
+  await terminal.type("/tools");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/Tools: read, write, edit, ls, glob, grep, bash, fetch, todo/);
+  await terminal.type("/sessions");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/\d+ messages {2}hello there \(current\)/);
+
+  // Ctrl+C on an empty prompt leaves; the session is saved.
+  await terminal.keys("C-c");
+  const end = await terminal.waitFor(/\[exit 0\]/);
+  assert.match(end, /Session [0-9a-f]{8} saved\. Resume it with: agent -r [0-9a-f]{8}/);
+});
+
+Deno.test("interactive: Deno asks at a tool's first use, and typed-ahead input reaches the next turn", async () => {
+  const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_tty_" }));
+  await using server = startMockOpenAIServer({
+    replies: (body) => {
+      const messages = body.messages as Array<{ role: string; content: string }>;
+      const users = messages.filter((m) => m.role === "user").map((m) => m.content);
+      if (messages.at(-1)?.role === "tool") {
+        return { text: Array.from({ length: 40 }, (_, i) => `step${i} `), eventDelayMs: 40 };
+      }
+      if (users.at(-1) === "write the file") {
+        return {
+          toolCalls: [{ name: "write", arguments: { path: "hello.txt", content: "hi\n" } }],
+        };
+      }
+      return { text: `**Noted**: ${users.at(-1)}` };
+    },
+  });
+  // Writing is not granted: in an interactive session the write tool is offered anyway, and
+  // Deno itself asks when it is first used.
+  const data = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_data_" }));
+  await using terminal = await start(server, cwd, {
+    permissions: [
+      `--allow-read=${cwd},${data}`,
+      `--allow-write=${data}`,
+      "--allow-net=127.0.0.1",
+      "--allow-env",
+    ],
+    data,
+    color: true,
+  });
+  await terminal.waitFor(/agent · openai\/test/);
+  await terminal.type("write the file");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/Deno requests write access to .*hello\.txt/);
+  // Deno clears what was typed before its question was shown; answer as a person would.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await terminal.type("y");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/✓ write/);
+  assert.equal(await Deno.readTextFile(join(cwd, "hello.txt")), "hi\n");
+
+  // Typed while the answer streams: queued, then given to the model.
+  await terminal.waitFor(/step2 /);
+  await terminal.type("also add a README");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/\(queued for the agent's next step: also add a README\)/);
+  // Colours on: the markdown is rendered, the asterisks gone.
+  await terminal.waitFor(/^Noted: also add a README/m);
+  const queued = server.requests.at(-1)!.body.messages as Array<{ role: string; content: string }>;
+  assert.equal(queued.at(-1)?.content, "also add a README");
+  await terminal.keys("C-c");
+  await terminal.waitFor(/\[exit 0\]/);
+});
