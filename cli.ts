@@ -19,6 +19,7 @@ import { describeWithheld, type RunSetup, setupRun } from "./lib/cli/setup.ts";
 import { AgentError } from "./lib/errors.ts";
 import type { RunStatus } from "./lib/events.ts";
 import { DEFAULT_MAX_TURNS } from "./lib/loop.ts";
+import { inputHistory } from "./lib/interactive/history.ts";
 import { PROVIDER_NAMES, readEnv } from "./lib/providers/resolve.ts";
 
 export type { CliOutput, HeadlessIo };
@@ -96,8 +97,13 @@ export async function main(args: readonly string[], io: CliIo = denoIo()): Promi
   if (options.listSessions) return await _listSessions(prepared, io);
   if (prompt === undefined) {
     const { runInteractive } = await import("./lib/interactive/session.ts");
+    const history = prepared.dataDir
+      ? inputHistory(`${prepared.dataDir}/history`)
+      : { lines: [], remember: () => {} };
     return await runInteractive({
       ...prepared,
+      history: history.lines,
+      remember: history.remember,
       tools: prepared.setup.tools,
       withheld: prepared.setup.withheld,
       capabilities: prepared.setup.capabilities,

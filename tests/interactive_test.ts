@@ -237,3 +237,90 @@ Deno.test("interactive: Deno asks at a tool's first use, and typed-ahead input r
   await terminal.keys("C-c");
   await terminal.waitFor(/\[exit 0\]/);
 });
+
+Deno.test("interactive: /compact, /model, /clear and /resume, then -c goes on with the session", async () => {
+  const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_tty_" }));
+  const data = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_data_" }));
+  await using server = startMockOpenAIServer({
+    replies: (body) => {
+      const messages = body.messages as Array<{ role: string; content: string }>;
+      if (!body.tools) {
+        return { text: "## Goal\nRemember the colour.\n## Discoveries\nIt is teal." };
+      }
+      const last = messages.at(-1)!.content;
+      return { text: `ok: ${last.slice(0, 60)}` };
+    },
+  });
+  await using terminal = await start(server, cwd, { data });
+  await terminal.waitFor(/agent · openai\/test/);
+  await terminal.type("the colour is teal");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/ok: the colour is teal/);
+
+  await terminal.type("/compact keep the colour");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/Compacted: \d+ → \d+ tokens\./);
+  const summaryRequest = server.requests.at(-1)!.body;
+  assert.equal(summaryRequest.tools, undefined, "the summary call offers no tools");
+  assert.match(JSON.stringify(summaryRequest.messages), /keep the colour/);
+  await terminal.type("what colour?");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/ok: what colour\?/);
+  const afterCompact = server.requests.at(-1)!.body.messages as Array<
+    { role: string; content: string }
+  >;
+  assert.match(
+    afterCompact[1].content,
+    /^\[Summary of the earlier conversation\][\s\S]*It is teal\./,
+  );
+
+  await terminal.type("/model openai/other-model");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/Model: openai\/other-model/);
+  await terminal.type("/model nope");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/\/model: Model "nope" names no provider/);
+  await terminal.type("hello again");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/ok: hello again/);
+  assert.equal(server.requests.at(-1)!.body.model, "other-model");
+
+  await terminal.type("/clear");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/Started a new conversation\./);
+  await terminal.type("fresh start");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/ok: fresh start/);
+  assert.equal(
+    (server.requests.at(-1)!.body.messages as unknown[]).length,
+    2,
+    "system + the new message",
+  );
+
+  await terminal.type("/sessions");
+  await terminal.keys("Enter");
+  const listing = await terminal.waitFor(/([0-9a-f]{8}) .* the colour is teal/);
+  const id = /([0-9a-f]{8}) .* the colour is teal/.exec(listing)![1];
+  await terminal.type(`/resume ${id}`);
+  await terminal.keys("Enter");
+  await terminal.waitFor(new RegExp(`Resumed ${id}: \\d+ messages\\.`));
+  await terminal.type("still there?");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/ok: still there\?/);
+  const resumed = server.requests.at(-1)!.body.messages as Array<{ role: string; content: string }>;
+  assert.match(
+    resumed[1].content,
+    /Summary of the earlier conversation/,
+    "the compaction was kept too",
+  );
+  await terminal.keys("C-c");
+  await terminal.waitFor(/\[exit 0\]/);
+
+  // -c on a terminal opens the latest session of the directory in the interactive session.
+  await using again = await Terminal.start(
+    ["env", "NO_COLOR=1", Deno.execPath(), "run", "-A", MOD, "-m", "openai/test", "-c"],
+    { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: server.url, AGENT_DATA_DIR: data },
+    cwd,
+  );
+  await again.waitFor(/Resumed session [0-9a-f]{8} \(\d+ messages\)\./);
+});

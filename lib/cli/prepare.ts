@@ -5,7 +5,7 @@
  * @module
  */
 
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { ConfigError } from "../errors.ts";
 import type { Model } from "../model.ts";
 import { parseModelSpec, resolveModel } from "../providers/resolve.ts";
@@ -56,6 +56,8 @@ export interface Prepared {
   store?: SessionStore;
   /** The session to go on with (`-c`, `-r`). */
   resumed?: LoadedSession;
+  /** The user's data directory, when sessions are saved (input history lives there too). */
+  dataDir?: string;
 }
 
 /**

@@ -102,7 +102,8 @@ export function conversation(options: ConversationOptions): Conversation {
     async record(event) {
       if (event.type === "message") {
         await (await open())?.append({ type: "message", message: event.message, at: at() });
-      } else if (event.type === "compaction") {
+      } else if (event.type === "compaction" && event.state.replaces > 0) {
+        // Dropping old tool outputs leaves no state worth keeping; a summary does.
         compaction = event.state;
         await (await open())?.append({
           type: "compaction",

@@ -9,6 +9,7 @@
  * @module
  */
 
+import { sleep } from "../async.ts";
 import type { MockRequest } from "./mock_openai_server.ts";
 
 /** A tool call the mock server streams as a `tool_use` block. */
@@ -109,6 +110,7 @@ export function startMockAnthropicServer(
   options: MockAnthropicServerOptions,
 ): MockAnthropicServer {
   const requests: MockRequest[] = [];
+  const closing = new AbortController();
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
     async (request) => {
@@ -128,7 +130,7 @@ export function startMockAnthropicServer(
           message: `mock: no reply for request ${index + 1}`,
         });
       }
-      if (reply.delayMs) await _sleep(reply.delayMs);
+      if (reply.delayMs) await _sleep(reply.delayMs, closing.signal);
       if (reply.status) {
         const error = { type: _ERROR_TYPES[reply.status] ?? "api_error", message: _message(reply) };
         return _error(reply.status, error, reply.errorBody, reply.headers);
@@ -138,11 +140,12 @@ export function startMockAnthropicServer(
       headers.set("cache-control", "no-cache");
       headers.set("request-id", `req_mock_${index + 1}`);
       const model = options.model ?? String(body.model ?? "mock");
-      return new Response(_sse(_events(reply, model, body), reply), { headers });
+      return new Response(_sse(_events(reply, model, body), reply, closing.signal), { headers });
     },
   );
   const { port } = server.addr as Deno.NetAddr;
   const close = async () => {
+    closing.abort(); // ends delays still pending, so that shutting down does not wait on them
     await server.shutdown();
   };
   return { url: `http://127.0.0.1:${port}`, requests, close, [Symbol.asyncDispose]: close };
@@ -289,7 +292,11 @@ function _events(
 }
 
 /** Frames events as an SSE body, with the reply's faults. */
-function _sse(events: _Event[], reply: MockAnthropicReply): ReadableStream<Uint8Array> {
+function _sse(
+  events: _Event[],
+  reply: MockAnthropicReply,
+  signal: AbortSignal,
+): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   const frames: Array<string | "cut"> = [];
   const frame = (event: string, data: unknown) =>
@@ -310,12 +317,13 @@ function _sse(events: _Event[], reply: MockAnthropicReply): ReadableStream<Uint8
     async pull(controller) {
       const frame = frames[next++];
       if (frame === undefined || frame === "cut") return controller.close();
-      if (reply.eventDelayMs && next > 1) await _sleep(reply.eventDelayMs);
+      if (reply.eventDelayMs && next > 1) await _sleep(reply.eventDelayMs, signal);
       controller.enqueue(encoder.encode(frame));
     },
   });
 }
 
-function _sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits `ms`, or less when the server closes. */
+function _sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return sleep(ms, signal).catch(() => {});
 }

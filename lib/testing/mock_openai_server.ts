@@ -6,6 +6,8 @@
  * @module
  */
 
+import { sleep } from "../async.ts";
+
 /** A tool call the mock server streams. */
 export interface MockToolCall {
   /** The tool's name. */
@@ -131,6 +133,7 @@ export interface MockServer extends AsyncDisposable {
 export function startMockOpenAIServer(options: MockServerOptions): MockServer {
   const requests: MockRequest[] = [];
   const habits = options.habits ?? {};
+  const closing = new AbortController();
   const server = Deno.serve(
     {
       hostname: "127.0.0.1",
@@ -160,7 +163,7 @@ export function startMockOpenAIServer(options: MockServerOptions): MockServer {
           status: 500,
         });
       }
-      if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
+      if (reply.delayMs) await _pause(reply.delayMs, closing.signal);
       const headers = new Headers(reply.headers);
       if (reply.status) {
         headers.set("content-type", "application/json");
@@ -176,17 +179,23 @@ export function startMockOpenAIServer(options: MockServerOptions): MockServer {
       }
       headers.set("content-type", "text/event-stream");
       headers.set("cache-control", "no-cache");
-      return new Response(_sse(chunks, reply, habits), { headers });
+      return new Response(_sse(chunks, reply, habits, closing.signal), { headers });
     },
   );
   const { port } = server.addr as Deno.NetAddr;
   const close = async () => {
+    closing.abort(); // ends delays still pending, so that shutting down does not wait on them
     await server.shutdown();
   };
   return { url: `http://127.0.0.1:${port}/v1`, requests, close, [Symbol.asyncDispose]: close };
 }
 
 type _Chunk = Record<string, unknown>;
+
+/** Waits `ms`, or less when the server closes. */
+function _pause(ms: number, signal: AbortSignal): Promise<void> {
+  return sleep(ms, signal).catch(() => {});
+}
 
 /** The error that breaks a connection for `resetAfter`. */
 const _RESET = new Error("mock: connection reset");
@@ -333,6 +342,7 @@ function _sse(
   chunks: _Chunk[],
   reply: MockReply,
   habits: MockHabits,
+  signal: AbortSignal,
 ): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   const eol = habits.crlf ? "\r\n" : "\n";
@@ -359,7 +369,7 @@ function _sse(
       if (frame === undefined || frame === "cut") return controller.close();
       if (frame === "reset") return controller.error(_RESET);
       if (reply.eventDelayMs && next > 1) {
-        await new Promise((resolve) => setTimeout(resolve, reply.eventDelayMs));
+        await _pause(reply.eventDelayMs, signal);
       }
       controller.enqueue(encoder.encode(frame));
     },
