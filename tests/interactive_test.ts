@@ -323,4 +323,7 @@ Deno.test("interactive: /compact, /model, /clear and /resume, then -c goes on wi
     cwd,
   );
   await again.waitFor(/Resumed session [0-9a-f]{8} \(\d+ messages\)\./);
+  // The input history was kept across runs: ↑ brings back the last input.
+  await again.keys("Up");
+  await again.waitFor(/› still there\?/);
 });

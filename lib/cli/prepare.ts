@@ -104,6 +104,7 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
   const model = resolveWith(modelSpec);
   const setup = await setupRun(options, env, environment.interactive ? "interactive" : "headless");
   const systemPrompt = await systemPromptFor(options, setup);
+  const sessionsDir = store ? defaultSessionsDir(env) : undefined;
   return {
     cwd,
     settings,
@@ -114,6 +115,7 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
     systemPrompt,
     store,
     resumed,
+    dataDir: sessionsDir ? dirname(sessionsDir) : undefined,
   };
 }
 
