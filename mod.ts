@@ -207,6 +207,17 @@ export {
   type TokenizedRequest,
 } from "./lib/tokens.ts";
 
+export {
+  type AfterToolCallResult,
+  type BeforeToolCallResult,
+  hookedModel,
+  type Hooks,
+  type PermissionCallback,
+  type PermissionDecision,
+  type PermissionRequest,
+} from "./lib/hooks.ts";
+export type { ToolCallVerdict } from "./lib/tool_runner.ts";
+
 if (import.meta.main) {
   const { main } = await import("./cli.ts");
   Deno.exit(await main(Deno.args));

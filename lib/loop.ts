@@ -22,7 +22,9 @@ import { callModelInContext, createCompactor } from "./compaction.ts";
 import { DEFAULT_MAX_TURNS, NUDGE_MESSAGE, type RunAgentOptions } from "./loop_options.ts";
 import type { Pricing } from "./model.ts";
 import { toolDefinitions, toolRegistry } from "./tool.ts";
-import { runToolCalls, type ToolRunResult } from "./tool_runner.ts";
+import type { ToolRunResult } from "./tool_runner.ts";
+import { hookedModel } from "./hooks.ts";
+import { runTurnTools, toolGuard } from "./loop_tools.ts";
 import { addUsage, emptyUsage, type Usage } from "./usage.ts";
 import { costOf } from "./cost.ts";
 
@@ -50,6 +52,23 @@ export {
  * ```
  */
 export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunResult> {
+  const onEvent = options.hooks?.onEvent;
+  if (!onEvent) return yield* _run(options);
+  const run = _run(options);
+  try {
+    let step = await run.next();
+    while (!step.done) {
+      onEvent(step.value);
+      yield step.value;
+      step = await run.next();
+    }
+    return step.value;
+  } finally {
+    await run.return(undefined as never);
+  }
+}
+
+async function* _run(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunResult> {
   const started = performance.now();
   const { model } = options;
   let limit = options.maxTurns ?? DEFAULT_MAX_TURNS;
@@ -65,9 +84,13 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
   const guard = repeatGuard();
   const pricing = model.info?.pricing;
   const compactor = createCompactor({ ...options, tools: definitions });
+  const hooks = options.hooks ?? {};
+  let turn = 0;
+  const called = hookedModel(model, hooks, () => turn);
   // Aborted when the caller cancels, and when the caller stops reading the stream early.
   const stop = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
+  const before = toolGuard(options, cwd, signal, () => turn);
 
   const messages: Message[] = [...(options.messages ?? [])];
   const result: RunResult = {
@@ -112,11 +135,11 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       }
       // What the user typed while the agent worked joins the conversation at a turn boundary.
       for (const message of options.pendingInput?.() ?? []) yield* _push(messages, message);
-      const turn = ++result.turns;
+      turn = ++result.turns;
       yield { type: "turn_start", turn };
 
       const answer = yield* callModelInContext(
-        model,
+        called,
         {
           system: options.systemPrompt,
           messages,
@@ -141,6 +164,12 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
       }
       const assistant: AssistantMessage = { role: "assistant", content: answer.content };
       yield* _push(messages, assistant);
+      await hooks.afterModelCall?.({
+        turn,
+        message: assistant,
+        usage: answer.usage,
+        finishReason: answer.finishReason,
+      });
       const calls = toolCallsOf(assistant);
 
       if (calls.length === 0) {
@@ -161,38 +190,24 @@ export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentE
         continue;
       }
 
-      // The doom-loop guard sees every call; a stop means none of this turn's calls run.
-      const verdicts = calls.map((call) => guard.observe(call));
-      for (const c of calls) yield { type: "tool_call", id: c.id, name: c.name, input: c.input };
-      const results: ToolRunResult[] = new Array(calls.length);
-      const stopped = verdicts.find((verdict) => verdict.action === "stop");
-      if (stopped) {
-        const name = calls[verdicts.indexOf(stopped)].name;
-        const reason = `The run stopped: "${name}" was called ${stopped.count} times in a row ` +
-          `with the same input.`;
-        for (const [index, call] of calls.entries()) {
-          results[index] = { call, output: `Not run. ${reason}`, isError: true, durationMs: 0 };
-          yield _resultEvent(results[index]);
-        }
-        result.status = "error";
-        result.error = describeError(new ModelBehaviorError(reason));
-      } else {
-        const running = runToolCalls(calls, registry, {
+      const tools = yield* runTurnTools(calls, {
+        guard,
+        registry,
+        hooks,
+        turn,
+        run: {
           cwd,
           signal,
           concurrency: options.toolConcurrency,
           timeoutMs: options.toolTimeoutMs,
           maxOutputChars: options.maxToolOutputChars,
-        });
-        for await (const [index, done] of running) {
-          if (verdicts[index].action === "warn") {
-            const message = _repeatWarning(verdicts[index].count);
-            done.output += `\n\n[${message}]`;
-            yield { type: "notice", kind: "doom_loop", message };
-          }
-          results[index] = done;
-          yield _resultEvent(done);
-        }
+          before,
+        },
+      });
+      const results = tools.results;
+      if (tools.stopped) {
+        result.status = "error";
+        result.error = describeError(new ModelBehaviorError(tools.stopped));
       }
       result.toolCalls += calls.length;
       for (const done of results) yield* _push(messages, _toolMessage(done));
@@ -227,11 +242,6 @@ function _turnEnd(
   return { type: "turn_end", turn, usage, costUsd };
 }
 
-function _repeatWarning(count: number): string {
-  return `You have made this exact call ${count} times in a row with the same input; the ` +
-    `result will not change. Try something different, or give your answer if you are done.`;
-}
-
 function* _push(messages: Message[], message: Message): Generator<AgentEvent> {
   messages.push(message);
   yield { type: "message", message };
@@ -245,20 +255,6 @@ function _toolMessage(done: ToolRunResult): ToolMessage {
     content: done.output,
     isError: done.isError,
   };
-}
-
-function _resultEvent(done: ToolRunResult): AgentEvent {
-  const event: AgentEvent = {
-    type: "tool_result",
-    id: done.call.id,
-    name: done.call.name,
-    output: done.output,
-    isError: done.isError,
-    durationMs: done.durationMs,
-  };
-  if (done.display !== undefined) event.display = done.display;
-  if (done.metadata !== undefined) event.metadata = done.metadata;
-  return event;
 }
 
 /** The text of the last assistant message this run added. */

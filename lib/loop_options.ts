@@ -7,6 +7,7 @@
 
 import type { CompactionOptions } from "./compaction.ts";
 import type { CompactionState } from "./context.ts";
+import type { Hooks, PermissionCallback } from "./hooks.ts";
 import type { Message } from "./messages.ts";
 import type { Model } from "./model.ts";
 import type { RetryOptions } from "./retry.ts";
@@ -46,6 +47,13 @@ export interface RunAgentOptions {
   input?: string | readonly Message[];
   /** The system prompt. */
   systemPrompt?: string;
+  /**
+   * Asked before each tool call; a refusal becomes an error result that tells the model why.
+   * Permission rules and modes are implemented as such a callback.
+   */
+  permission?: PermissionCallback;
+  /** Hooks around model calls and tool calls, and an observer of every event. */
+  hooks?: Hooks;
   /** The tools the model may call. */
   tools?: readonly Tool[];
   /** Model calls allowed (default 50); 0 removes the limit. */

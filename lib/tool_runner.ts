@@ -22,7 +22,15 @@ export interface ToolRunOptions {
   maxOutputChars?: number;
   /** How many calls of one turn may run at once (default 8). */
   concurrency?: number;
+  /**
+   * Asked before a call runs (once its arguments are JSON, before its schema check): refuse it
+   * (the reason goes to the model) or change its input. Permission checks and hooks live here.
+   */
+  before?(call: ToolCallPart, tool: Tool): Promise<ToolCallVerdict>;
 }
+
+/** What {@link ToolRunOptions.before} decides: nothing, a refusal, or another input. */
+export type ToolCallVerdict = { refuse: string } | { input: unknown } | void;
 
 /** The outcome of one tool call. */
 export interface ToolRunResult {
@@ -118,6 +126,15 @@ export async function runToolCall(
     );
   }
   let input = call.input;
+  if (options.before) {
+    try {
+      const verdict = await options.before(call, tool);
+      if (verdict && "refuse" in verdict) return done(`Error: ${verdict.refuse}`, true);
+      if (verdict && "input" in verdict) input = verdict.input;
+    } catch (error) {
+      return done(`Error: the call was not run: ${describeError(error).message}`, true);
+    }
+  }
   if (tool.parse) {
     const checked = tool.parse(input);
     if (!checked.success) {

@@ -1,0 +1,166 @@
+/**
+ * The tool phase of a turn: the doom-loop guard, the permission callback and hooks around each
+ * call, parallel execution, and the events that report it.
+ *
+ * @module
+ */
+
+import type { AgentEvent } from "./events.ts";
+import type { RepeatGuard } from "./guards.ts";
+import type { Hooks } from "./hooks.ts";
+import type { RunAgentOptions } from "./loop_options.ts";
+import type { ToolCallPart } from "./messages.ts";
+import type { Tool } from "./tool.ts";
+import { runToolCalls, type ToolRunOptions, type ToolRunResult } from "./tool_runner.ts";
+
+/** What the tool phase needs. */
+export interface TurnToolsOptions {
+  /** The doom-loop guard of the run. */
+  guard: RepeatGuard;
+  /** The tools, by name. */
+  registry: ReadonlyMap<string, Tool>;
+  /** The run's hooks. */
+  hooks: Hooks;
+  /** The turn number. */
+  turn: number;
+  /** How calls run. */
+  run: ToolRunOptions;
+}
+
+/** The outcome of the tool phase. */
+export interface TurnToolsResult {
+  /** One result per call, in call order. */
+  results: ToolRunResult[];
+  /** Why the run must stop (a call repeated too often), if it must. */
+  stopped?: string;
+}
+
+/**
+ * Runs the calls of a turn, streaming `tool_call`, `tool_result` and `notice` events. A call
+ * repeated too many times in a row stops the phase before anything runs.
+ *
+ * @example
+ * ```ts
+ * import { repeatGuard } from "./guards.ts";
+ * import { runTurnTools } from "./loop_tools.ts";
+ * const calls = [{ type: "tool_call" as const, id: "1", name: "nope", input: {} }];
+ * const phase = runTurnTools(calls, {
+ *   guard: repeatGuard(),
+ *   registry: new Map(),
+ *   hooks: {},
+ *   turn: 1,
+ *   run: { cwd: ".", signal: new AbortController().signal },
+ * });
+ * let step = await phase.next();
+ * while (!step.done) step = await phase.next();
+ * if (!step.value.results[0].isError) throw new Error("unexpected");
+ * ```
+ */
+export async function* runTurnTools(
+  calls: readonly ToolCallPart[],
+  options: TurnToolsOptions,
+): AsyncGenerator<AgentEvent, TurnToolsResult> {
+  const { guard, hooks, turn } = options;
+  // The doom-loop guard sees every call; a stop means none of this turn's calls run.
+  const verdicts = calls.map((call) => guard.observe(call));
+  for (const c of calls) yield { type: "tool_call", id: c.id, name: c.name, input: c.input };
+  const results: ToolRunResult[] = new Array(calls.length);
+  const stop = verdicts.find((verdict) => verdict.action === "stop");
+  if (stop) {
+    const name = calls[verdicts.indexOf(stop)].name;
+    const stopped = `The run stopped: "${name}" was called ${stop.count} times in a row with ` +
+      `the same input.`;
+    for (const [index, call] of calls.entries()) {
+      results[index] = { call, output: `Not run. ${stopped}`, isError: true, durationMs: 0 };
+      yield resultEvent(results[index]);
+    }
+    return { results, stopped };
+  }
+  for await (const [index, ran] of runToolCalls(calls, options.registry, options.run)) {
+    const done = await _afterToolCall(hooks, turn, ran);
+    if (verdicts[index].action === "warn") {
+      const message = _repeatWarning(verdicts[index].count);
+      done.output += `\n\n[${message}]`;
+      yield { type: "notice", kind: "doom_loop", message };
+    }
+    results[index] = done;
+    yield resultEvent(done);
+  }
+  return { results };
+}
+
+/**
+ * The permission callback and the `beforeToolCall` hook, as the tool runner's guard.
+ *
+ * @example
+ * ```ts
+ * import { toolGuard } from "./loop_tools.ts";
+ * if (toolGuard({ model: {} as never }, ".", new AbortController().signal, () => 1) !== undefined) {
+ *   throw new Error("no guard without a callback or a hook");
+ * }
+ * ```
+ */
+export function toolGuard(
+  options: Pick<RunAgentOptions, "permission" | "hooks">,
+  cwd: string,
+  signal: AbortSignal,
+  turn: () => number,
+): ToolRunOptions["before"] {
+  const { permission, hooks } = options;
+  if (!permission && !hooks?.beforeToolCall) return undefined;
+  return async (call, tool) => {
+    if (permission) {
+      const decision = await permission({ call, tool, cwd, signal });
+      if (decision.behavior === "deny") return { refuse: `permission denied: ${decision.reason}` };
+    }
+    const verdict = await hooks?.beforeToolCall?.({ call, turn: turn() });
+    if (verdict && "block" in verdict) return { refuse: `blocked by a hook: ${verdict.block}` };
+    return verdict;
+  };
+}
+
+/**
+ * The `tool_result` event of a result.
+ *
+ * @example
+ * ```ts
+ * import { resultEvent } from "./loop_tools.ts";
+ * const call = { type: "tool_call" as const, id: "1", name: "ls", input: {} };
+ * const event = resultEvent({ call, output: "a", isError: false, durationMs: 1 });
+ * if (event.type !== "tool_result" || event.name !== "ls") throw new Error("unexpected");
+ * ```
+ */
+export function resultEvent(done: ToolRunResult): AgentEvent {
+  const event: AgentEvent = {
+    type: "tool_result",
+    id: done.call.id,
+    name: done.call.name,
+    output: done.output,
+    isError: done.isError,
+    durationMs: done.durationMs,
+  };
+  if (done.display !== undefined) event.display = done.display;
+  if (done.metadata !== undefined) event.metadata = done.metadata;
+  return event;
+}
+
+/** The `afterToolCall` hook's say over a result. */
+async function _afterToolCall(
+  hooks: Hooks,
+  turn: number,
+  result: ToolRunResult,
+): Promise<ToolRunResult> {
+  if (!hooks.afterToolCall) return result;
+  const change = await hooks.afterToolCall({ call: result.call, turn, result });
+  if (!change) return result;
+  return {
+    ...result,
+    output: change.output ?? result.output,
+    isError: change.isError ?? result.isError,
+  };
+}
+
+function _repeatWarning(count: number): string {
+  return `You have made this exact call ${count} times in a row with the same input; the ` +
+    `result will not change. Try something different, or give your answer if you are done.`;
+}
