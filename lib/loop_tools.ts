@@ -95,7 +95,7 @@ export async function* runTurnTools(
  * @example
  * ```ts
  * import { toolGuard } from "./loop_tools.ts";
- * if (toolGuard({ model: {} as never }, ".", new AbortController().signal, () => 1) !== undefined) {
+ * if (toolGuard({}, ".", new AbortController().signal, () => 1) !== undefined) {
  *   throw new Error("no guard without a callback or a hook");
  * }
  * ```
