@@ -94,6 +94,19 @@ export async function main(args: readonly string[], io: CliIo = denoIo()): Promi
     io.err(`agent: ${error.message}\n`);
     return error instanceof UsageError ? 2 : 1;
   }
+  try {
+    return await _dispatch(options, prepared, prompt, io);
+  } finally {
+    await prepared.close();
+  }
+}
+
+async function _dispatch(
+  options: CliArgs,
+  prepared: Prepared,
+  prompt: string | undefined,
+  io: CliIo,
+): Promise<number> {
   if (options.listSessions) return await _listSessions(prepared, io);
   if (prompt === undefined) {
     const { runInteractive } = await import("./lib/interactive/session.ts");
@@ -107,6 +120,7 @@ export async function main(args: readonly string[], io: CliIo = denoIo()): Promi
       tools: prepared.setup.tools,
       withheld: prepared.setup.withheld,
       capabilities: prepared.setup.capabilities,
+      roots: prepared.setup.roots,
       maxTurns: options.maxTurns,
       color: io.color,
     });
@@ -163,6 +177,11 @@ Options:
   -r, --resume <id>             go on with a saved session (an id or its first characters)
       --sessions                list this directory's saved sessions
       --no-session              save nothing
+      --allow <rule>            let matching calls through, e.g. "bash(git *)" (repeatable)
+      --ask <rule>              ask before matching calls (refused in headless runs)
+      --deny <rule>             refuse matching calls, e.g. "bash(rm *)", "write(secrets/**)"
+      --permission-mode <mode>  plan (look and propose), default, or accept-edits
+      --mcp-config <file>       MCP servers (also read: .mcp.json); repeatable
       --tools <a,b>             offer only these tools
       --cwd <dir>               the working directory
       --add-dir <dir>           another directory files may be changed in (repeatable)

@@ -218,6 +218,42 @@ export {
 } from "./lib/hooks.ts";
 export type { ToolCallVerdict } from "./lib/tool_runner.ts";
 
+export {
+  type ConnectMcpOptions,
+  connectMcpServers,
+  grantedEnv,
+  type LoadedMcpConfig,
+  loadMcpConfig,
+  type LoadMcpConfigOptions,
+  MCP_DEFAULTS,
+  MCP_INHERITED_ENV,
+  type McpConfig,
+  type McpConnection,
+  type McpHttpServerConfig,
+  type McpServerConfig,
+  type McpServerState,
+  type McpServerStatus,
+  type McpStdioServerConfig,
+  type McpTransportKind,
+  parseMcpConfig,
+  type ParseMcpConfigOptions,
+} from "./lib/mcp/mod.ts";
+
+export {
+  commandsOf,
+  describeRule,
+  evaluateRules,
+  parseCommandLine,
+  parseRule,
+  type PermissionRule,
+  type RuleCall,
+  type RuleContext,
+  ruleCoversTool,
+  type RuleDecision,
+  type RuleKind,
+  type ShellCommand,
+} from "./lib/permissions/mod.ts";
+
 if (import.meta.main) {
   const { main } = await import("./cli.ts");
   Deno.exit(await main(Deno.args));

@@ -144,13 +144,13 @@ export function resultEvent(done: ToolRunResult): AgentEvent {
   return event;
 }
 
-/** The `afterToolCall` hook's say over a result. */
+/** The `afterToolCall` hook's say over the result of a call that ran. */
 async function _afterToolCall(
   hooks: Hooks,
   turn: number,
   result: ToolRunResult,
 ): Promise<ToolRunResult> {
-  if (!hooks.afterToolCall) return result;
+  if (!hooks.afterToolCall || result.refused) return result;
   const change = await hooks.afterToolCall({ call: result.call, turn, result });
   if (!change) return result;
   return {

@@ -11,6 +11,7 @@
 import { dirname, join } from "node:path";
 import { z } from "zod";
 import { ConfigError } from "./errors.ts";
+import type { ShellHook, ShellHooksConfig } from "./cli/shell_hooks.ts";
 import type { ModelOverride, ProviderConfig } from "./providers/resolve.ts";
 
 const pricing = z.object({
@@ -39,8 +40,29 @@ const model = z.object({
   pricing: pricing.optional(),
 }).strict();
 
+const hook = z.object({
+  matcher: z.string().optional(),
+  command: z.string().min(1),
+  timeout: z.number().positive().optional(),
+}).strict();
+
+const hookEvents = [
+  "beforeModelCall",
+  "afterModelCall",
+  "beforeToolCall",
+  "afterToolCall",
+  "onEvent",
+] as const;
+
 const settingsSchema = z.looseObject({
   model: z.string().optional(),
+  permissions: z.object({
+    allow: z.array(z.string()).optional(),
+    ask: z.array(z.string()).optional(),
+    deny: z.array(z.string()).optional(),
+    defaultMode: z.enum(["plan", "default", "accept-edits"]).optional(),
+  }).strict().optional(),
+  hooks: z.partialRecord(z.enum(hookEvents), z.array(hook)).optional(),
   thinkingBudget: z.number().int().nonnegative().optional(),
   providers: z.record(z.string(), provider).optional(),
   models: z.record(z.string(), model).optional(),
@@ -56,6 +78,15 @@ export interface Settings {
   providers?: Record<string, ProviderConfig>;
   /** Model metadata overrides, by `provider/model`. */
   models?: Record<string, ModelOverride>;
+  /** Permission rules and the default permission mode. */
+  permissions?: {
+    allow?: string[];
+    ask?: string[];
+    deny?: string[];
+    defaultMode?: "plan" | "default" | "accept-edits";
+  };
+  /** Shell commands run around model and tool calls. */
+  hooks?: ShellHooksConfig;
   /** Further keys, for other parts of the agent. */
   [key: string]: unknown;
 }
@@ -121,9 +152,29 @@ export async function loadSettings(
       );
     }
     // The project may pick a model, but only among the presets and the user's providers.
-    Object.assign(settings, rest);
+    const { permissions, hooks, ...others } = rest;
+    Object.assign(settings, others);
     if (model) settings.model = model;
     if (models) settings.models = { ...user?.models, ...models };
+    // Rules and hooks of both files apply.
+    if (permissions) {
+      const mine = user?.permissions ?? {};
+      settings.permissions = {
+        allow: [...(mine.allow ?? []), ...(permissions.allow ?? [])],
+        ask: [...(mine.ask ?? []), ...(permissions.ask ?? [])],
+        deny: [...(mine.deny ?? []), ...(permissions.deny ?? [])],
+        defaultMode: permissions.defaultMode ?? mine.defaultMode,
+      };
+    }
+    if (hooks) {
+      const merged: ShellHooksConfig = { ...user?.hooks };
+      for (
+        const [event, list] of Object.entries(hooks) as [keyof ShellHooksConfig, ShellHook[]][]
+      ) {
+        merged[event] = [...(merged[event] ?? []), ...list];
+      }
+      settings.hooks = merged;
+    }
   }
   return { settings, files, warnings };
 }

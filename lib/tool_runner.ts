@@ -46,6 +46,8 @@ export interface ToolRunResult {
   display?: string;
   /** Structured data for the caller. */
   metadata?: Record<string, unknown>;
+  /** Set when a permission check or a hook refused the call, so it never ran. */
+  refused?: true;
 }
 
 /** The default limits of {@link ToolRunOptions}. */
@@ -129,7 +131,9 @@ export async function runToolCall(
   if (options.before) {
     try {
       const verdict = await options.before(call, tool);
-      if (verdict && "refuse" in verdict) return done(`Error: ${verdict.refuse}`, true);
+      if (verdict && "refuse" in verdict) {
+        return { ...done(`Error: ${verdict.refuse}`, true), refused: true };
+      }
       if (verdict && "input" in verdict) input = verdict.input;
     } catch (error) {
       return done(`Error: the call was not run: ${describeError(error).message}`, true);

@@ -42,6 +42,16 @@ export interface CliArgs {
   noSession: boolean;
   /** List this directory's sessions and exit. */
   listSessions: boolean;
+  /** Rules that let calls through without asking. */
+  allow: string[];
+  /** Rules that ask first (deny in headless runs). */
+  ask: string[];
+  /** Rules that refuse calls. */
+  deny: string[];
+  /** The permission mode. */
+  permissionMode?: "plan" | "default" | "accept-edits";
+  /** MCP server config files. */
+  mcpConfig: string[];
   /** Show help. */
   help: boolean;
   /** Show the version. */
@@ -88,6 +98,11 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
         resume: { type: "string", short: "r" },
         "no-session": { type: "boolean" },
         sessions: { type: "boolean" },
+        allow: { type: "string", multiple: true },
+        ask: { type: "string", multiple: true },
+        deny: { type: "string", multiple: true },
+        "permission-mode": { type: "string" },
+        "mcp-config": { type: "string", multiple: true },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "V" },
       },
@@ -118,6 +133,10 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
       );
     }
   }
+  const mode = values["permission-mode"];
+  if (mode !== undefined && !["plan", "default", "accept-edits"].includes(mode)) {
+    throw new UsageError(`--permission-mode must be plan, default or accept-edits, got "${mode}"`);
+  }
   if (values.continue && values.resume !== undefined) {
     throw new UsageError("--continue and --resume both pick a session: give one of them");
   }
@@ -128,6 +147,11 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
     resume: values.resume,
     noSession: values["no-session"] ?? false,
     listSessions: values.sessions ?? false,
+    allow: values.allow ?? [],
+    ask: values.ask ?? [],
+    deny: values.deny ?? [],
+    permissionMode: mode as CliArgs["permissionMode"],
+    mcpConfig: values["mcp-config"] ?? [],
     baseURL: values["base-url"],
     output: output as OutputFormat,
     maxTurns,

@@ -7,6 +7,7 @@
 import { Agent } from "../agent.ts";
 import type { RunStatus } from "../events.ts";
 import { conversation } from "../interactive/conversation.ts";
+import { permissionPolicy } from "../permissions/policy.ts";
 import type { CliArgs } from "./args.ts";
 import type { Prepared } from "./prepare.ts";
 import { type CliOutput, textRenderer } from "./render.ts";
@@ -43,6 +44,13 @@ export async function runHeadless(
     maxTurns: options.maxTurns,
     cwd: setup.cwd,
     capabilities: setup.capabilities,
+    // Headless: nobody can answer, so a rule that asks refuses.
+    permission: permissionPolicy({
+      rules: prepared.rules,
+      mode: () => prepared.mode.current,
+      roots: setup.roots,
+    }),
+    hooks: prepared.hooks,
   });
   const controller = new AbortController();
   let interrupts = 0;

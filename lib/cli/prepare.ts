@@ -21,6 +21,11 @@ import {
 import { loadSettings, type Settings } from "../settings.ts";
 import { type CliArgs, UsageError } from "./args.ts";
 import { type RunSetup, setupRun, systemPromptFor } from "./setup.ts";
+import { rulesOf, runHooks } from "./control.ts";
+import { startMcp } from "./mcp.ts";
+import type { Hooks } from "../hooks.ts";
+import type { PermissionMode } from "../permissions/policy.ts";
+import type { PermissionRule } from "../permissions/rules.ts";
 import { verboseModel } from "./verbose.ts";
 
 /** The model used when neither `--model`, a resumed session, `AGENT_MODEL` nor the settings name one. */
@@ -58,6 +63,14 @@ export interface Prepared {
   resumed?: LoadedSession;
   /** The user's data directory, when sessions are saved (input history lives there too). */
   dataDir?: string;
+  /** The permission rules (an "always" answer adds to them). */
+  rules: PermissionRule[];
+  /** The permission mode; the interactive session can switch it. */
+  mode: { current: PermissionMode };
+  /** The hooks: the settings' commands, and the plan-mode note. */
+  hooks: Hooks;
+  /** Stops what the run started (MCP servers). */
+  close(): Promise<void>;
 }
 
 /**
@@ -102,8 +115,24 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
     return options.verbose ? verboseModel(model, (line) => warn(line)) : model;
   };
   const model = resolveWith(modelSpec);
-  const setup = await setupRun(options, env, environment.interactive ? "interactive" : "headless");
+  const rules = rulesOf(options, settings);
+  const mode = {
+    current: options.permissionMode ?? settings.permissions?.defaultMode ?? "default",
+  };
+  const sessionMode = environment.interactive ? "interactive" : "headless";
+  const mcp = await startMcp({ cwd, files: options.mcpConfig, env, warn, mode: sessionMode });
+  let setup: RunSetup;
+  try {
+    setup = await setupRun(options, env, sessionMode, mcp?.tools);
+  } catch (error) {
+    await mcp?.close();
+    throw error;
+  }
   const systemPrompt = await systemPromptFor(options, setup);
+  // Hook commands run through sh: granted, or (interactive) Deno may ask.
+  const shell = Deno.permissions.querySync({ name: "run", command: "sh" }).state;
+  const canRunShell = shell === "granted" || (shell === "prompt" && environment.interactive);
+  const hooks = runHooks(settings, { cwd, mode: () => mode.current, warn, canRunShell });
   const sessionsDir = store ? defaultSessionsDir(env) : undefined;
   return {
     cwd,
@@ -116,6 +145,10 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
     store,
     resumed,
     dataDir: sessionsDir ? dirname(sessionsDir) : undefined,
+    rules,
+    mode,
+    hooks,
+    close: async () => await mcp?.close(),
   };
 }
 

@@ -34,7 +34,8 @@ export interface RunSetup {
 }
 
 /**
- * Works out the run's environment from the flags and Deno's permissions. Throws a
+ * Works out the run's environment from the flags and Deno's permissions; `extra` tools (an MCP
+ * server's) are offered as they are. Throws a
  * {@link UsageError} for a working directory that does not exist or an unknown tool name.
  *
  * @example
@@ -49,13 +50,14 @@ export async function setupRun(
   args: CliArgs,
   env: (name: string) => string | undefined,
   mode: SessionMode,
+  extra: readonly Tool[] = [],
 ): Promise<RunSetup> {
   const cwd = resolve(args.cwd ?? Deno.cwd());
   const roots = [cwd, ...args.addDirs.map((dir) => resolve(cwd, dir))];
   for (const dir of args.cwd ? roots : roots.slice(1)) await _assertDirectory(dir);
   const all = builtinTools({ roots, env });
   if (args.tools) {
-    const known = new Set(all.map((tool) => tool.name));
+    const known = new Set([...all, ...extra].map((tool) => tool.name));
     const unknown = args.tools.filter((name) => !known.has(name));
     if (unknown.length > 0) {
       throw new UsageError(
@@ -67,7 +69,9 @@ export async function setupRun(
   const chosen = args.tools ? all.filter((tool) => args.tools!.includes(tool.name)) : all;
   const capabilities = await queryCapabilities(cwd);
   const { offered, withheld } = offerTools(chosen, capabilities, mode);
-  return { cwd, roots, capabilities, tools: offered, withheld };
+  // Extra tools (MCP servers') were already checked against Deno when their servers started.
+  const extras = args.tools ? extra.filter((tool) => args.tools!.includes(tool.name)) : extra;
+  return { cwd, roots, capabilities, tools: [...offered, ...extras], withheld };
 }
 
 /**

@@ -7,6 +7,7 @@
 import type { WithheldTool } from "../capabilities.ts";
 import { describeWithheld } from "../cli/setup.ts";
 import { formatUsd } from "../cli/render.ts";
+import { PERMISSION_MODES, type PermissionMode } from "../permissions/policy.ts";
 import type { SessionStore } from "../session/mod.ts";
 import type { Conversation } from "./conversation.ts";
 
@@ -28,6 +29,10 @@ export interface CommandContext {
   switchModel(spec: string): Promise<void>;
   /** The tools offered, and those left out. */
   tools(): { offered: string[]; withheld: WithheldTool[] };
+  /** The permission mode now. */
+  permissionMode(): PermissionMode;
+  /** Switches the permission mode. */
+  setPermissionMode(mode: PermissionMode): void;
   /** Where sessions are saved, if anywhere. */
   store: SessionStore | undefined;
   /** The working directory. */
@@ -68,6 +73,26 @@ const COMMANDS: Record<string, _Command> = {
       if (!args) return context.write(`Model: ${context.model()}\n`);
       await context.switchModel(args);
       context.write(`Model: ${context.model()}\n`);
+    },
+  },
+  mode: {
+    usage: "/mode [plan|default|accept-edits]",
+    help: "show or switch the permission mode",
+    run: (args, context) => {
+      if (args) {
+        if (!(PERMISSION_MODES as readonly string[]).includes(args)) {
+          throw new Error(`no mode "${args}": use ${PERMISSION_MODES.join(", ")}`);
+        }
+        context.setPermissionMode(args as PermissionMode);
+      }
+      const explain: Record<PermissionMode, string> = {
+        plan: "the agent only looks and proposes; changes are refused",
+        default: "the agent asks before it changes anything",
+        "accept-edits": "file edits in the workspace go through; commands still ask",
+      };
+      context.write(
+        `Permission mode: ${context.permissionMode()} (${explain[context.permissionMode()]})\n`,
+      );
     },
   },
   tools: {

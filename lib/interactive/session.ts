@@ -16,6 +16,13 @@ import type { Message } from "../messages.ts";
 import type { Model } from "../model.ts";
 import type { LoadedSession, SessionStore } from "../session/mod.ts";
 import type { Tool } from "../tool.ts";
+import type { Hooks, PermissionRequest } from "../hooks.ts";
+import {
+  type PermissionAnswer,
+  type PermissionMode,
+  permissionPolicy,
+} from "../permissions/policy.ts";
+import type { PermissionRule } from "../permissions/rules.ts";
 import { attachFiles, completePath } from "./attach.ts";
 import { commandNames, runCommand } from "./commands.ts";
 import { type Conversation, conversation } from "./conversation.ts";
@@ -51,6 +58,14 @@ export interface InteractiveOptions {
   remember?(line: string): void;
   /** ANSI colours. */
   color: boolean;
+  /** The permission rules ("always" answers add to them). */
+  rules: PermissionRule[];
+  /** The permission mode, switchable with /mode. */
+  mode: { current: PermissionMode };
+  /** The hooks of the run. */
+  hooks: Hooks;
+  /** The workspace roots. */
+  roots: readonly string[];
 }
 
 /**
@@ -76,6 +91,8 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
   let running: AbortController | undefined;
   let lastInterrupt = 0;
   let closed = false;
+  // While tools that Deno may ask about run, the terminal is in normal mode and input paused.
+  let cooked = false;
   const queue: Message[] = [];
   const { promise: done, resolve: finish } = Promise.withResolvers<number>();
   // Tools that would make Deno ask: the terminal must be in normal mode while they run.
@@ -107,6 +124,45 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     },
   });
 
+  // Questions to the user, one at a time; the next line typed is the answer.
+  let question: ((line: string) => void) | undefined;
+  let asking: Promise<unknown> = Promise.resolve();
+  const ask = (request: PermissionRequest, why: string): Promise<PermissionAnswer> => {
+    const next = asking.then(() =>
+      new Promise<PermissionAnswer>((resolve) => {
+        if (request.signal.aborted) return resolve("no");
+        view.stop();
+        write(
+          `${paint("33", "?")} ${_describe(request)} (${why}). Allow? [y]es / [n]o / [a]lways › `,
+        );
+        const wasPaused = cooked;
+        if (wasPaused) rl.resume();
+        muted = false;
+        const answer = (line: string) => {
+          request.signal.removeEventListener("abort", onAbort);
+          muted = true;
+          if (wasPaused) rl.pause();
+          const word = line.trim().toLowerCase();
+          resolve(word.startsWith("a") ? "always" : word.startsWith("y") ? "yes" : "no");
+        };
+        const onAbort = () => {
+          question = undefined;
+          write("\n");
+          answer("n");
+        };
+        request.signal.addEventListener("abort", onAbort, { once: true });
+        question = answer;
+      })
+    );
+    asking = next.catch(() => {});
+    return next;
+  };
+  const permission = permissionPolicy({
+    rules: options.rules,
+    mode: () => options.mode.current,
+    ask,
+    roots: options.roots,
+  });
   const agent = () =>
     new Agent({
       model,
@@ -115,6 +171,8 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
       maxTurns: options.maxTurns,
       cwd: options.cwd,
       capabilities: options.capabilities,
+      permission,
+      hooks: options.hooks,
     });
 
   const run = async (text: string) => {
@@ -123,7 +181,6 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     if (files.length) write(paint("2", `attached ${files.join(", ")}\n`));
     running = new AbortController();
     muted = true;
-    let cooked = false;
     try {
       const events = agent().stream(content, {
         messages: talk.messages,
@@ -212,6 +269,10 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
       await talk.switchModel(spec);
     },
     tools: () => ({ offered: options.tools.map((tool) => tool.name), withheld: options.withheld }),
+    permissionMode: () => options.mode.current,
+    setPermissionMode: (mode: PermissionMode) => {
+      options.mode.current = mode;
+    },
     store: options.store,
     cwd: options.cwd,
     exit: () => rl.close(),
@@ -238,6 +299,11 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     if (!closed) rl.prompt();
   };
   rl.on("line", (line: string) => {
+    if (question) {
+      const answer = question;
+      question = undefined;
+      return answer(line);
+    }
     if (line.endsWith("\\")) {
       pending.push(line.slice(0, -1));
       rl.setPrompt(paint("36", "… "));
@@ -284,4 +350,15 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
   write(`${paint("2", `${intro} /help for commands, Ctrl+C to stop or leave.`)}\n`);
   rl.prompt();
   return done;
+}
+
+/** A tool call, as a person reads it in a question. */
+function _describe(request: PermissionRequest): string {
+  const input = request.call.input as Record<string, unknown>;
+  if (request.call.name === "bash" && typeof input?.command === "string") {
+    return `run \`${input.command}\``;
+  }
+  if (typeof input?.path === "string") return `${request.call.name} ${input.path}`;
+  const brief = JSON.stringify(input) ?? "";
+  return `${request.call.name} ${brief.length > 100 ? `${brief.slice(0, 99)}…` : brief}`;
 }

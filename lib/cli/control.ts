@@ -1,0 +1,94 @@
+/**
+ * The user's say over a CLI run: permission rules from the flags and the settings, the
+ * permission mode, and the settings' hook commands.
+ *
+ * @module
+ */
+
+import type { Hooks } from "../hooks.ts";
+import type { PermissionMode } from "../permissions/policy.ts";
+import { parseRule, type PermissionRule } from "../permissions/rules.ts";
+import type { Settings } from "../settings.ts";
+import { type CliArgs, UsageError } from "./args.ts";
+import { shellHooks } from "./shell_hooks.ts";
+
+/**
+ * The rules of a run: `--allow`, `--ask`, `--deny`, then the settings' lists. A rule that does
+ * not parse is a usage error naming it.
+ *
+ * @example
+ * ```ts
+ * import { parseCliArgs } from "./args.ts";
+ * import { rulesOf } from "./control.ts";
+ * const rules = rulesOf(parseCliArgs(["--deny", "bash(rm *)", "x"]), { permissions: { allow: ["read"] } });
+ * if (rules.map((rule) => rule.kind).join() !== "deny,allow") throw new Error("unexpected");
+ * ```
+ */
+export function rulesOf(options: CliArgs, settings: Settings): PermissionRule[] {
+  const rules: PermissionRule[] = [];
+  const add = (
+    texts: readonly string[] | undefined,
+    kind: PermissionRule["kind"],
+    source: string,
+  ) => {
+    for (const text of texts ?? []) {
+      try {
+        rules.push(parseRule(text, kind, source));
+      } catch (error) {
+        throw new UsageError(`${source}: ${(error as Error).message}`);
+      }
+    }
+  };
+  add(options.allow, "allow", "--allow");
+  add(options.ask, "ask", "--ask");
+  add(options.deny, "deny", "--deny");
+  add(settings.permissions?.allow, "allow", "the settings' permissions.allow");
+  add(settings.permissions?.ask, "ask", "the settings' permissions.ask");
+  add(settings.permissions?.deny, "deny", "the settings' permissions.deny");
+  return rules;
+}
+
+/** The words added to each request in plan mode. */
+export const PLAN_MODE_NOTE = "[Plan mode] Investigate with the read-only tools and propose a " +
+  "plan. Do not change files or run commands: those calls are refused until the user leaves " +
+  "plan mode.";
+
+/**
+ * The hooks of a run: the settings' hook commands (when Deno lets the agent run `sh`), and in
+ * plan mode a note on each request that says so.
+ *
+ * @example
+ * ```ts
+ * import { runHooks } from "./control.ts";
+ * const hooks = runHooks({}, { cwd: ".", mode: () => "plan", warn: () => {}, canRunShell: false });
+ * const sent = await hooks.beforeModelCall!({ turn: 1, messages: [] });
+ * if (!sent || sent.length !== 1) throw new Error("unexpected");
+ * ```
+ */
+export function runHooks(
+  settings: Settings,
+  options: {
+    cwd: string;
+    mode: () => PermissionMode;
+    warn(text: string): void;
+    canRunShell: boolean;
+  },
+): Hooks {
+  let commands: Hooks = {};
+  if (settings.hooks && Object.values(settings.hooks).some((list) => list?.length)) {
+    if (options.canRunShell) commands = shellHooks(settings.hooks, options);
+    else {options.warn(
+        "the settings' hooks are skipped: Deno does not grant running sh (--allow-run)",
+      );}
+  }
+  return {
+    ...commands,
+    async beforeModelCall(context) {
+      const messages = (await commands.beforeModelCall?.(context)) ?? context.messages;
+      if (options.mode() !== "plan") {
+        return messages === context.messages ? undefined : [...messages];
+      }
+      return [...messages, { role: "user", content: PLAN_MODE_NOTE }];
+    },
+  };
+}

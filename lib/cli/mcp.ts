@@ -1,0 +1,66 @@
+/**
+ * The MCP servers of a CLI run: the project's `.mcp.json` and each `--mcp-config`, started
+ * when Deno grants what they need (running the command of a stdio server, reaching the host of
+ * an HTTP server) — or, in an interactive session, when Deno may ask.
+ *
+ * @module
+ */
+
+import type { SessionMode } from "../capabilities.ts";
+import {
+  connectMcpServers,
+  loadMcpConfig,
+  type McpConnection,
+  type McpServerConfig,
+} from "../mcp/mod.ts";
+
+/**
+ * Starts the configured MCP servers that Deno lets the agent start; warns about the others.
+ * Resolves to no connection when no server is configured.
+ */
+export async function startMcp(options: {
+  cwd: string;
+  files: readonly string[];
+  env: (name: string) => string | undefined;
+  warn: (text: string) => void;
+  mode: SessionMode;
+}): Promise<McpConnection | undefined> {
+  const { config, warnings } = await loadMcpConfig({
+    cwd: options.cwd,
+    files: options.files,
+    env: options.env,
+  });
+  for (const warning of warnings) options.warn(warning);
+  const allowed: Record<string, McpServerConfig> = {};
+  for (const [name, server] of Object.entries(config.mcpServers)) {
+    const { state, flag } = _permission(server);
+    if (state === "granted" || (state === "prompt" && options.mode === "interactive")) {
+      allowed[name] = server;
+    } else {
+      options.warn(
+        `MCP server "${name}" is not started: Deno ${
+          state === "denied" ? "denies" : "does not grant"
+        } ` +
+          `what it needs (${flag})`,
+      );
+    }
+  }
+  if (Object.keys(allowed).length === 0) return undefined;
+  return await connectMcpServers({ mcpServers: allowed }, {
+    cwd: options.cwd,
+    env: options.env,
+    onWarning: options.warn,
+  });
+}
+
+function _permission(server: McpServerConfig): { state: Deno.PermissionState; flag: string } {
+  if ("command" in server) {
+    const state = Deno.permissions.querySync({ name: "run", command: server.command }).state;
+    return { state, flag: `--allow-run=${server.command}` };
+  }
+  const host = new URL(server.url).host;
+  return {
+    state: Deno.permissions.querySync({ name: "net", host }).state,
+    flag: `--allow-net=${host}`,
+  };
+}

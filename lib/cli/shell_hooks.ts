@@ -1,0 +1,197 @@
+/**
+ * Hooks from the settings file: shell commands run around model and tool calls. Each gets the
+ * event as JSON on stdin. Exit code 0 lets things go on (a JSON object on stdout may change
+ * them); exit code 2 blocks, and what the command wrote to stderr is shown to the model; any
+ * other exit code is reported as a warning and changes nothing.
+ *
+ * @module
+ */
+
+import type { AgentEvent } from "../events.ts";
+import type { Hooks } from "../hooks.ts";
+import type { Message } from "../messages.ts";
+
+/** One hook command. */
+export interface ShellHook {
+  /** A regular expression over the tool name (tool hooks) or the event type (`onEvent`). */
+  matcher?: string;
+  /** The shell command line. */
+  command: string;
+  /** Seconds it may take (default 60). */
+  timeout?: number;
+}
+
+/** The hooks section of the settings. */
+export interface ShellHooksConfig {
+  /** Before each model call. */
+  beforeModelCall?: ShellHook[];
+  /** After each model call. */
+  afterModelCall?: ShellHook[];
+  /** Before each tool call. */
+  beforeToolCall?: ShellHook[];
+  /** After each tool call. */
+  afterToolCall?: ShellHook[];
+  /** For each event (not awaited). */
+  onEvent?: ShellHook[];
+}
+
+/** What a hook command did. */
+interface _Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Turns the settings' hook commands into library {@link Hooks}.
+ *
+ * @example
+ * ```ts
+ * import { shellHooks } from "./shell_hooks.ts";
+ * const hooks = shellHooks({ beforeToolCall: [{ matcher: "bash", command: "exit 2" }] }, {
+ *   cwd: Deno.cwd(),
+ *   warn: () => {},
+ * });
+ * if (typeof hooks.beforeToolCall !== "function" || hooks.afterToolCall) throw new Error("unexpected");
+ * ```
+ */
+export function shellHooks(
+  config: ShellHooksConfig,
+  options: { cwd: string; warn(text: string): void; sessionId?: string },
+): Hooks {
+  const run = (hook: ShellHook, name: string, payload: unknown) =>
+    _run(hook, name, {
+      hook: name,
+      cwd: options.cwd,
+      sessionId: options.sessionId,
+      ...payload as object,
+    }, options);
+  const matching = (hooks: ShellHook[] | undefined, subject: string) =>
+    (hooks ?? []).filter((hook) =>
+      !hook.matcher || new RegExp(`^(?:${hook.matcher})$`).test(subject)
+    );
+  const hooks: Hooks = {};
+  // Model hooks: stderr of exit 2 goes to the model as a note in the next request.
+  const notes: string[] = [];
+
+  if (config.beforeToolCall?.length) {
+    hooks.beforeToolCall = async ({ call }) => {
+      let input = call.input;
+      for (const hook of matching(config.beforeToolCall, call.name)) {
+        const outcome = await run(hook, "beforeToolCall", { tool: call.name, id: call.id, input });
+        if (outcome?.code === 2) {
+          return { block: outcome.stderr.trim() || `blocked by ${hook.command}` };
+        }
+        const change = _json(outcome?.stdout);
+        if (change?.block) return { block: String(change.block) };
+        if (change && "input" in change) input = change.input;
+      }
+      return input === call.input ? undefined : { input };
+    };
+  }
+  if (config.afterToolCall?.length) {
+    hooks.afterToolCall = async ({ call, result }) => {
+      let { output, isError } = result;
+      for (const hook of matching(config.afterToolCall, call.name)) {
+        const outcome = await run(hook, "afterToolCall", {
+          tool: call.name,
+          id: call.id,
+          input: call.input,
+          output,
+          isError,
+        });
+        if (outcome?.code === 2) {
+          output = outcome.stderr.trim() || `blocked by ${hook.command}`;
+          isError = true;
+          continue;
+        }
+        const change = _json(outcome?.stdout);
+        if (typeof change?.output === "string") output = change.output;
+        if (typeof change?.isError === "boolean") isError = change.isError;
+      }
+      return { output, isError };
+    };
+  }
+  if (config.beforeModelCall?.length || config.afterModelCall?.length) {
+    hooks.beforeModelCall = async ({ turn, messages }) => {
+      for (const hook of matching(config.beforeModelCall, "model")) {
+        const outcome = await run(hook, "beforeModelCall", { turn, messages });
+        if (outcome?.code === 2 && outcome.stderr.trim()) notes.push(outcome.stderr.trim());
+      }
+      if (notes.length === 0) return undefined;
+      const note: Message = {
+        role: "user",
+        content: `[from a hook]\n${notes.splice(0).join("\n")}`,
+      };
+      return [...messages, note];
+    };
+  }
+  if (config.afterModelCall?.length) {
+    hooks.afterModelCall = async ({ turn, message, usage }) => {
+      for (const hook of matching(config.afterModelCall, "model")) {
+        const outcome = await run(hook, "afterModelCall", { turn, message, usage });
+        if (outcome?.code === 2 && outcome.stderr.trim()) notes.push(outcome.stderr.trim());
+      }
+    };
+  }
+  if (config.onEvent?.length) {
+    hooks.onEvent = (event: AgentEvent) => {
+      for (const hook of matching(config.onEvent, event.type)) void run(hook, "onEvent", { event });
+    };
+  }
+  return hooks;
+}
+
+async function _run(
+  hook: ShellHook,
+  name: string,
+  payload: unknown,
+  options: { cwd: string; warn(text: string): void },
+): Promise<_Outcome | undefined> {
+  try {
+    const child = new Deno.Command("sh", {
+      args: ["-c", hook.command],
+      cwd: options.cwd,
+      env: { AGENT_HOOK: name },
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const timer = setTimeout(() => child.kill("SIGKILL"), (hook.timeout ?? 60) * 1000);
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(JSON.stringify(payload))).catch(() => {});
+    await writer.close().catch(() => {});
+    const output = await child.output();
+    clearTimeout(timer);
+    const outcome = {
+      code: output.code,
+      stdout: new TextDecoder().decode(output.stdout),
+      stderr: new TextDecoder().decode(output.stderr),
+    };
+    if (output.signal === "SIGKILL") {
+      options.warn(
+        `${name} hook "${hook.command}" took more than ${hook.timeout ?? 60} s and was stopped`,
+      );
+      return undefined;
+    }
+    if (outcome.code !== 0 && outcome.code !== 2) {
+      options.warn(
+        `${name} hook "${hook.command}" failed (exit ${outcome.code}): ${outcome.stderr.trim()}`,
+      );
+    }
+    return outcome;
+  } catch (error) {
+    options.warn(`${name} hook "${hook.command}" could not run: ${(error as Error).message}`);
+    return undefined;
+  }
+}
+
+function _json(text: string | undefined): Record<string, unknown> | undefined {
+  if (!text?.trim()) return undefined;
+  try {
+    const value = JSON.parse(text);
+    return value && typeof value === "object" && !Array.isArray(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,196 @@
+/**
+ * Connects to MCP servers and offers their tools to the agent as `mcp__<server>__<tool>`.
+ * A server that cannot start gives a warning, never an exception; one that stops later is
+ * restarted on the next call. The MCP SDK is loaded only when there is a server to connect to.
+ *
+ * @module
+ */
+
+import type { Client } from "@modelcontextprotocol/sdk/client";
+import type { Tool } from "../tool.ts";
+import type { McpConfig } from "./config.ts";
+import { grantedEnv } from "./env.ts";
+
+/** How the agent talks to a server: a child process, Streamable HTTP, or HTTP+SSE. */
+export type McpTransportKind = "stdio" | "http" | "sse";
+
+/**
+ * Where a server stands: `connected`; `stopped` (crashed, closed or hung, and restarted on the
+ * next call); `failed` (never started: it has no tools); `closed` (by {@link McpConnection.close}).
+ */
+export type McpServerState = "connected" | "stopped" | "failed" | "closed";
+
+/** One server, as {@link McpConnection.servers} describes it. */
+export interface McpServerStatus {
+  /** The name in the configuration. */
+  name: string;
+  /** The transport in use (`http` falls back to `sse` when the server does not speak it). */
+  transport: McpTransportKind;
+  /** Where it stands. */
+  state: McpServerState;
+  /** The names of its agent tools. */
+  tools: string[];
+  /** How many times it was restarted. */
+  restarts: number;
+  /** The server process (stdio), while connected. */
+  pid?: number;
+  /** Why it failed or stopped. */
+  error?: string;
+  /** What the server says about how to use it (its `instructions`). */
+  instructions?: string;
+}
+
+/** The servers' tools, and the handle that closes them. */
+export interface McpConnection extends AsyncDisposable {
+  /** The agent tools of every server that started, in configuration order. */
+  readonly tools: Tool[];
+  /** Each configured server, started or not. */
+  servers(): McpServerStatus[];
+  /** The SDK client of a connected server, for what the tools do not cover (resources, prompts). */
+  client(server: string): Client | undefined;
+  /** Closes every connection and ends every server process; the tools fail afterwards. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link connectMcpServers}. */
+export interface ConnectMcpOptions {
+  /**
+   * Gives the variables stdio servers inherit: only `HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM`
+   * and `USER` (as the MCP SDK does), plus each server's own `env` (default: `Deno.env.get` for
+   * the variables Deno already grants, without asking).
+   */
+  env?: (name: string) => string | undefined;
+  /**
+   * The directory stdio servers run in, and that a relative `cwd` of theirs is resolved from
+   * (default: the agent's own working directory).
+   */
+  cwd?: string;
+  /** How long a server may take to start and list its tools (default 30 s). */
+  startupTimeoutMs?: number;
+  /** How long a tool call may take before the server is taken as hung (default 5 minutes). */
+  callTimeoutMs?: number;
+  /** Hears why a server did not start, or that it stopped. */
+  onWarning?: (message: string) => void;
+}
+
+/** The defaults of {@link ConnectMcpOptions}. */
+export const MCP_DEFAULTS = {
+  startupTimeoutMs: 30_000,
+  callTimeoutMs: 300_000,
+} as const;
+
+/** The variables stdio servers inherit, besides their own `env`. */
+export const MCP_INHERITED_ENV: readonly string[] = [
+  "HOME",
+  "LOGNAME",
+  "PATH",
+  "SHELL",
+  "TERM",
+  "USER",
+];
+
+/**
+ * Starts every configured server in parallel and lists its tools. Each tool becomes an agent
+ * tool named `mcp__<server>__<tool>` (other characters replaced by `_`, at most 64, unique), with
+ * the server's input schema, a description that names the server, and the capability `run`
+ * (stdio) or `net` (HTTP, SSE), so that the permission table decides whether it is offered.
+ * Never throws for a server: one that does not start is reported to `onWarning` and has no tools.
+ *
+ * @example
+ * ```ts
+ * import { connectMcpServers } from "./client.ts";
+ * const warnings: string[] = [];
+ * await using mcp = await connectMcpServers(
+ *   { mcpServers: { broken: { command: "no-such-mcp-server-command" } } },
+ *   { onWarning: (message) => warnings.push(message) },
+ * );
+ * if (mcp.tools.length !== 0 || mcp.servers()[0].state !== "failed") throw new Error("unexpected");
+ * if (!warnings[0].startsWith('MCP server "broken" failed to start')) throw new Error(warnings[0]);
+ * ```
+ */
+export async function connectMcpServers(
+  config: McpConfig,
+  options: ConnectMcpOptions = {},
+): Promise<McpConnection> {
+  const entries = Object.entries(config.mcpServers);
+  if (entries.length === 0) return _connection([], [], new Map());
+  const [{ _createServer }, { _agentTool, _toolName }] = await Promise.all([
+    import("./server.ts"),
+    import("./tools.ts"),
+  ]);
+  const env = options.env ?? grantedEnv;
+  const inherited: Record<string, string> = {};
+  for (const name of MCP_INHERITED_ENV) {
+    const value = env(name);
+    if (value !== undefined && !value.startsWith("()")) inherited[name] = value;
+  }
+  const warn = options.onWarning ?? (() => {});
+  const startupTimeoutMs = options.startupTimeoutMs ?? MCP_DEFAULTS.startupTimeoutMs;
+  const callTimeoutMs = options.callTimeoutMs ?? MCP_DEFAULTS.callTimeoutMs;
+  const servers = entries.map(([name, server]) =>
+    _createServer(name, server, {
+      env: inherited,
+      cwd: options.cwd,
+      startupTimeoutMs,
+      callTimeoutMs,
+      onWarning: warn,
+    })
+  );
+  const listed = await Promise.allSettled(servers.map((server) => server.start()));
+
+  const taken = new Set<string>();
+  const tools: Tool[] = [];
+  const names = new Map<string, string[]>();
+  listed.forEach((outcome, i) => {
+    const server = servers[i];
+    const [, serverConfig] = entries[i];
+    if (outcome.status === "rejected") {
+      warn(
+        `MCP server "${server.name}" failed to start: ${
+          (outcome.reason as Error).message
+        }; its tools are not available`,
+      );
+      names.set(server.name, []);
+      return;
+    }
+    const capabilities = "url" in serverConfig ? ["net" as const] : ["run" as const];
+    // A call may have to restart the server first.
+    const timeoutMs = callTimeoutMs + startupTimeoutMs + 5_000;
+    const own = outcome.value.map((info) => {
+      const tool = _agentTool(
+        server,
+        info,
+        _toolName(server.name, info.name, taken),
+        capabilities,
+        timeoutMs,
+      );
+      tools.push(tool as Tool);
+      return tool.name;
+    });
+    names.set(server.name, own);
+  });
+  return _connection(tools, servers, names);
+}
+
+interface _Handle {
+  readonly name: string;
+  status(tools: string[]): McpServerStatus;
+  client(): Client | undefined;
+  close(): Promise<void>;
+}
+
+function _connection(
+  tools: Tool[],
+  servers: readonly _Handle[],
+  names: ReadonlyMap<string, string[]>,
+): McpConnection {
+  let closing: Promise<void> | undefined;
+  const close = () => closing ??= Promise.all(servers.map((s) => s.close())).then(() => {});
+  return {
+    tools,
+    servers: () => servers.map((server) => server.status(names.get(server.name) ?? [])),
+    client: (name) => servers.find((server) => server.name === name)?.client(),
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}

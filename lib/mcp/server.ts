@@ -1,0 +1,240 @@
+/**
+ * One configured MCP server over its lifetime: started once, its tools listed, and restarted on
+ * the next call after it crashed, closed its connection, or hung past the call timeout. Loaded on
+ * demand with the MCP SDK.
+ *
+ * @module
+ */
+
+import type { Client } from "@modelcontextprotocol/sdk/client";
+import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types";
+import type { McpServerState, McpServerStatus } from "./client.ts";
+import type { McpServerConfig } from "./config.ts";
+import {
+  _CONNECTION_CLOSED,
+  _openSession,
+  _REQUEST_TIMEOUT,
+  _seconds,
+  type _Session,
+} from "./session.ts";
+
+/** What a server needs besides its configuration. */
+export interface _ServerOptions {
+  /** The whole environment of a stdio server. */
+  env: Record<string, string>;
+  /** The directory stdio servers run in (default: the agent's). */
+  cwd?: string;
+  /** How long starting (or restarting) may take. */
+  startupTimeoutMs: number;
+  /** How long a call may take. */
+  callTimeoutMs: number;
+  /** Hears of a server that stopped between calls. */
+  onWarning(message: string): void;
+}
+
+/** A call's result, and a note for the model when the server had to be restarted first. */
+export interface _CallOutcome {
+  result: CallToolResult;
+  note?: string;
+}
+
+/** A server and its connection. */
+export interface _Server {
+  readonly name: string;
+  /** Connects and lists the tools; throws with the reason when the server cannot start. */
+  start(): Promise<McpTool[]>;
+  /** Calls a tool, restarting the server first when it had stopped. */
+  call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<_CallOutcome>;
+  /** The current SDK client, while connected. */
+  client(): Client | undefined;
+  /** Where the server stands. */
+  status(tools: string[]): McpServerStatus;
+  /** Closes the connection and ends the server; later calls fail. */
+  close(): Promise<void>;
+}
+
+/** Why the server stopped, and whether the model has been told. */
+interface _Stop {
+  reason: string;
+  told: boolean;
+  /** The session that stopped, if it had started. */
+  session?: _Session;
+}
+
+/** Creates the server; nothing runs until `start()`. */
+export function _createServer(
+  name: string,
+  config: McpServerConfig,
+  options: _ServerOptions,
+): _Server {
+  const label = `MCP server "${name}"`;
+  let session: _Session | undefined;
+  let state: McpServerState = "stopped";
+  let stop: _Stop | undefined;
+  let started = false;
+  let restarts = 0;
+  /** What the next call tells the model about a restart it has not heard of. */
+  let note: string | undefined;
+  let opening: Promise<_Session> | undefined;
+  const closing = new Set<Promise<void>>();
+  let instructions: string | undefined;
+
+  const open = (): Promise<_Session> =>
+    opening ??= _openSession(config, {
+      env: options.env,
+      cwd: options.cwd,
+      timeoutMs: options.startupTimeoutMs,
+      onLost(lost, reason) {
+        if (lost !== session) return;
+        drop(lost, reason, false);
+        options.onWarning(`${label} stopped: ${reason}; it will be restarted on the next call`);
+      },
+    }).then((opened) => {
+      if (state === "closed") {
+        opened.close();
+        throw new Error(`${label} is closed`);
+      }
+      if (started) {
+        restarts++;
+        if (stop && !stop.told) {
+          note = `[${label} had stopped (${stop.reason}) and was restarted; ` +
+            `any state it held is lost]`;
+        }
+      }
+      started = true;
+      session = opened;
+      state = "connected";
+      stop = undefined;
+      instructions = opened.client.getInstructions();
+      return opened;
+    }, (error) => {
+      if (state !== "closed") stop = { reason: (error as Error).message, told: true };
+      throw error;
+    }).finally(() => opening = undefined);
+
+  /** Forgets a session that is no longer of use and ends it in the background. */
+  const drop = (old: _Session, reason: string, told: boolean) => {
+    if (session === old) {
+      session = undefined;
+      if (state === "connected") state = "stopped";
+      stop = { reason, told, session: old };
+    } else if (told && stop?.session === old) stop.told = true;
+    const closed = old.close().finally(() => closing.delete(closed));
+    closing.add(closed);
+  };
+
+  return {
+    name,
+
+    async start() {
+      const opened = await open().catch((error) => {
+        if (state !== "closed") state = "failed";
+        throw error;
+      });
+      const tools: McpTool[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await opened.client.listTools(cursor ? { cursor } : undefined, {
+          timeout: options.startupTimeoutMs,
+        }).catch((error) => {
+          const reason = `listing its tools failed: ${(error as Error).message}`;
+          drop(opened, reason, true);
+          state = "failed";
+          throw new Error(reason, { cause: error });
+        });
+        tools.push(...page.tools);
+        cursor = page.nextCursor;
+      } while (cursor);
+      // Tools that only run as tasks cannot be called with a plain tools/call.
+      return tools.filter((tool) => tool.execution?.taskSupport !== "required");
+    },
+
+    async call(tool, args, signal) {
+      if (state === "closed") throw new Error(`${label} is closed`);
+      let current = session;
+      if (!current) {
+        try {
+          current = await open();
+        } catch (error) {
+          throw new Error(
+            `${label} could not be restarted: ${(error as Error).message}; ` +
+              `it will be tried again on the next call`,
+          );
+        }
+      }
+      signal.throwIfAborted();
+      const told = note;
+      note = undefined;
+      try {
+        const result = await current.client.callTool(
+          { name: tool, arguments: args },
+          undefined,
+          { signal, timeout: options.callTimeoutMs },
+        );
+        return { result: result as CallToolResult, note: told };
+      } catch (error) {
+        if (signal.aborted) throw error; // the SDK has told the server to cancel
+        const code = (error as { code?: unknown }).code;
+        if (code === _REQUEST_TIMEOUT && !current.lost) {
+          drop(current, `a call to "${tool}" timed out`, true);
+          throw new Error(
+            `${label} did not answer "${tool}" within ${_seconds(options.callTimeoutMs)}; ` +
+              `the server will be restarted on the next call`,
+          );
+        }
+        const lost = current.lost ??
+          (code === _CONNECTION_CLOSED && /connection closed/i.test((error as Error).message)
+            ? "the connection closed"
+            : _isServerError(error)
+            ? undefined
+            : _describe(error));
+        if (lost !== undefined) {
+          drop(current, lost, true);
+          throw new Error(`${label} stopped: ${lost}; it will be restarted on the next call`);
+        }
+        throw new Error(`${label} could not run "${tool}": ${_describe(error)}`);
+      }
+    },
+
+    client: () => session?.client,
+
+    status(tools) {
+      const status: McpServerStatus = {
+        name,
+        transport: session?.kind ??
+          ("url" in config ? (config.type === "sse" ? "sse" : "http") : "stdio"),
+        state,
+        tools,
+        restarts,
+      };
+      if (session?.pid !== undefined) status.pid = session.pid;
+      if (stop && state !== "connected") status.error = stop.reason;
+      if (instructions) status.instructions = instructions;
+      return status;
+    },
+
+    async close() {
+      state = "closed";
+      const pending = opening;
+      if (session) drop(session, "closed", true);
+      await pending?.catch(() => {});
+      if (session) drop(session, "closed", true);
+      await Promise.all(closing);
+    },
+  };
+}
+
+/** An error the server sent (JSON-RPC) or a result that did not fit, not a lost connection. */
+function _isServerError(error: unknown): boolean {
+  const name = (error as Error).name;
+  const code = (error as { code?: unknown }).code;
+  return name === "McpError" || name === "ZodError" || name === "$ZodError" ||
+    (typeof code === "number" && code <= -32000 && code >= -32768);
+}
+
+function _describe(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : "";
+  const text = cause && !message.includes(cause) ? `${message}: ${cause}` : message;
+  return text.replace(/^MCP error -?\d+: /, "");
+}

@@ -1,0 +1,128 @@
+/**
+ * How a rule's pattern matches: a command (`git *`), a path glob (`src/**`), a URL or domain
+ * (`domain:example.com`), or plain text with `*` wildcards.
+ *
+ * @module
+ */
+
+import { isAbsolute, posix, resolve, sep } from "node:path";
+import { loadPicomatch } from "../../tools/glob_match.ts";
+
+const _escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/**
+ * A matcher for text where `*` matches any characters (newlines too) and the rest is literal;
+ * the whole text must match.
+ *
+ * @example
+ * ```ts
+ * import { wildcard } from "./match.ts";
+ * const github = wildcard("https://api.github.com/*");
+ * if (!github.test("https://api.github.com/repos/x/y") || github.test("https://github.com/")) {
+ *   throw new Error("unexpected");
+ * }
+ * ```
+ */
+export function wildcard(pattern: string, options: { ignoreCase?: boolean } = {}): RegExp {
+  const source = pattern.split("*").map(_escape).join("[\\s\\S]*");
+  return new RegExp(`^${source}$`, options.ignoreCase ? "i" : "");
+}
+
+/**
+ * A matcher for one command (its words joined by single spaces). The pattern's runs of spaces
+ * count as one. `*` matches any characters, spaces included. A pattern ending in ` *` (or in
+ * `:*`, the older spelling) also matches the command alone: `git *` matches `git` and
+ * `git push origin`, but not `gitk`. A pattern without `*` matches that command alone or
+ * followed by more arguments: `npm run test` matches `npm run test -- -u`, not
+ * `npm run test:unit`.
+ *
+ * @example
+ * ```ts
+ * import { commandPattern } from "./match.ts";
+ * const git = commandPattern("git *");
+ * const ls = commandPattern("ls");
+ * if (!git.test("git") || !git.test("git status") || git.test("gitk")) throw new Error("unexpected");
+ * if (!ls.test("ls -la") || ls.test("lsof")) throw new Error("unexpected");
+ * ```
+ */
+export function commandPattern(pattern: string): RegExp {
+  let text = pattern.trim().replace(/\s+/g, " ").replace(/:\*$/, " *");
+  let rest = "";
+  if (!text.includes("*")) rest = "(?: [\\s\\S]*)?";
+  else if (text.endsWith(" *")) {
+    text = text.slice(0, -2);
+    rest = "(?: [\\s\\S]*)?";
+  }
+  return new RegExp(`^${text.split("*").map(_escape).join("[\\s\\S]*")}${rest}$`);
+}
+
+/** Where a path rule is evaluated. */
+export interface PathContext {
+  /** The working directory: relative paths and patterns are relative to it. */
+  cwd: string;
+  /** The home directory, for patterns starting with `~/`; they match nothing without it. */
+  home?: string;
+}
+
+const _toPosix = (path: string): string => (sep === "\\" ? path.replaceAll("\\", "/") : path);
+const _escapeGlob = (path: string): string => path.replace(/[\\*?[\]{}()!+@|]/g, "\\$&");
+
+/**
+ * Whether `path` (relative to `cwd`, resolved lexically: `..` is followed, symlinks are not)
+ * matches a glob `pattern` (picomatch, dotfiles included: `**` spans directories, `*` stays
+ * within one). A relative pattern is relative to `cwd`, an absolute one stands as is, `~/`
+ * starts at `home`. `src/**` matches `src` itself as well as everything below it; with
+ * `directory`, a path also matches when its form with a trailing `/` does.
+ *
+ * @example
+ * ```ts
+ * import { matchPath } from "./match.ts";
+ * const context = { cwd: "/work" };
+ * if (!await matchPath("src/**", "src/a/b.ts", context)) throw new Error("unexpected");
+ * if (await matchPath("src/**", "../other/src/a.ts", context)) throw new Error("unexpected");
+ * if (!await matchPath("/etc/**", "/work/../etc/passwd", context)) throw new Error("unexpected");
+ * ```
+ */
+export async function matchPath(
+  pattern: string,
+  path: string,
+  context: PathContext & { directory?: boolean },
+): Promise<boolean> {
+  const target = _toPosix(resolve(context.cwd, path));
+  let glob: string;
+  if (pattern.startsWith("~/")) {
+    if (!context.home) return false;
+    glob = posix.join(_escapeGlob(_toPosix(context.home)), pattern.slice(2));
+  } else if (isAbsolute(pattern)) glob = _toPosix(pattern);
+  else glob = posix.join(_escapeGlob(_toPosix(resolve(context.cwd))), pattern);
+  const match = (await loadPicomatch())(glob, { dot: true });
+  return match(target) || (!!context.directory && match(`${target}/`));
+}
+
+/**
+ * Whether a URL matches a `fetch` rule's pattern: `domain:example.com` matches that host and
+ * its subdomains (`domain:*.example.com` only the subdomains); any other pattern is a
+ * {@link wildcard} over the whole normalized URL (`new URL(url).href`).
+ *
+ * @example
+ * ```ts
+ * import { matchUrl } from "./match.ts";
+ * if (!matchUrl("domain:example.com", "https://docs.example.com/a")) throw new Error("unexpected");
+ * if (matchUrl("domain:example.com", "https://example.com.evil.io/")) throw new Error("unexpected");
+ * if (!matchUrl("https://example.com/*", "HTTPS://EXAMPLE.COM/x")) throw new Error("unexpected");
+ * ```
+ */
+export function matchUrl(pattern: string, url: string): boolean {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (!pattern.startsWith("domain:")) return wildcard(pattern).test(parsed?.href ?? url);
+  if (!parsed) return false;
+  const host = parsed.hostname.toLowerCase().replace(/\.$/, "");
+  const domain = pattern.slice(7).toLowerCase().replace(/\.$/, "");
+  if (domain.includes("*")) return wildcard(domain).test(host);
+  return host === domain || host.endsWith(`.${domain}`);
+}

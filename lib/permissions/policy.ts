@@ -1,0 +1,147 @@
+/**
+ * The permission policy of a run: the rules (`--allow`, `--ask`, `--deny` and the settings'
+ * lists) and the permission mode, as the loop's permission callback. It only narrows what Deno
+ * grants: a tool Deno does not grant is never offered in the first place.
+ *
+ * @module
+ */
+
+import type { PermissionCallback, PermissionDecision, PermissionRequest } from "../hooks.ts";
+import { resolve } from "node:path";
+import { isInside } from "../../tools/paths.ts";
+import { evaluateRules, parseRule, type PermissionRule } from "./rules.ts";
+import { commandsOf } from "./shell.ts";
+
+/**
+ * How much the agent may do without asking: `plan` only looks (read-only tools) and proposes;
+ * `default` asks before changing anything in an interactive session; `accept-edits` also lets
+ * file edits inside the workspace through without asking.
+ */
+export type PermissionMode = "plan" | "default" | "accept-edits";
+
+/** The permission modes, in order. */
+export const PERMISSION_MODES: readonly PermissionMode[] = ["plan", "default", "accept-edits"];
+
+/** The tools that only look: the only ones plan mode lets run. */
+export const READ_ONLY_TOOLS: ReadonlySet<string> = new Set([
+  "read",
+  "ls",
+  "glob",
+  "grep",
+  "fetch",
+  "web_search",
+  "todo",
+]);
+
+const EDIT_TOOLS = new Set(["write", "edit"]);
+
+/** A person's answer to "may the agent do this?". */
+export type PermissionAnswer = "yes" | "no" | "always";
+
+/** Options of {@link permissionPolicy}. */
+export interface PolicyOptions {
+  /** The rules, in any order (deny wins over ask over allow). */
+  rules: PermissionRule[];
+  /** The mode now; a function, so that the interactive session can switch it. */
+  mode: () => PermissionMode;
+  /** Asks the person; absent in headless runs, where "ask" means "deny". */
+  ask?: (request: PermissionRequest, why: string) => Promise<PermissionAnswer>;
+  /** The workspace roots (for accept-edits). */
+  roots: readonly string[];
+}
+
+/**
+ * The permission callback for a set of rules and a mode.
+ *
+ * @example
+ * ```ts
+ * import { parseRule } from "./rules.ts";
+ * import { permissionPolicy } from "./policy.ts";
+ * const policy = permissionPolicy({
+ *   rules: [parseRule("bash(rm *)", "deny", "--deny")],
+ *   mode: () => "default",
+ *   roots: ["/work"],
+ * });
+ * const decision = await policy({
+ *   call: { type: "tool_call", id: "1", name: "bash", input: { command: "ls && rm -rf x" } },
+ *   tool: { name: "bash", description: "", inputSchema: {}, capabilities: ["run"], execute: () => "" },
+ *   cwd: "/work",
+ *   signal: new AbortController().signal,
+ * });
+ * if (decision.behavior !== "deny") throw new Error("unexpected");
+ * ```
+ */
+export function permissionPolicy(options: PolicyOptions): PermissionCallback {
+  const rules = options.rules;
+  return async (request) => {
+    const { call, cwd } = request;
+    const mode = options.mode();
+    if (mode === "plan" && !READ_ONLY_TOOLS.has(call.name)) {
+      return _deny(
+        `plan mode only looks: "${call.name}" would change something. Propose the change ` +
+          `instead; it can be made once the user leaves plan mode.`,
+      );
+    }
+    const verdict = await evaluateRules(rules, call, { cwd });
+    if (verdict.decision === "deny") return _deny(verdict.reason ?? "denied by a rule");
+    if (verdict.decision === "allow") return { behavior: "allow" };
+    if (verdict.decision === "ask") return await _ask(verdict.reason ?? "a rule asks", request);
+    // No rule: the mode decides. Looking never needs asking; headless runs go by Deno's grants.
+    if (READ_ONLY_TOOLS.has(call.name) || !options.ask) return { behavior: "allow" };
+    if (
+      mode === "accept-edits" && EDIT_TOOLS.has(call.name) && _inWorkspace(request, options.roots)
+    ) {
+      return { behavior: "allow" };
+    }
+    return await _ask(`"${call.name}" changes things`, request);
+  };
+
+  async function _ask(why: string, request: PermissionRequest): Promise<PermissionDecision> {
+    if (!options.ask) {
+      return _deny(`${why}, and nobody can answer in a headless run (allow it with --allow)`);
+    }
+    const answer = await options.ask(request, why);
+    if (answer === "no") return _deny("the user said no");
+    if (answer === "always") rules.push(...await alwaysRules(request));
+    return { behavior: "allow" };
+  }
+}
+
+/**
+ * The allow rules an "always" answer adds for the rest of the session: for `bash`, one rule per
+ * command of the line, exactly as run (a command with a `*` in it, which a rule cannot say
+ * exactly, gets none); for the other tools, the tool.
+ *
+ * @example
+ * ```ts
+ * import { alwaysRules } from "./policy.ts";
+ * const rules = await alwaysRules({
+ *   call: { type: "tool_call", id: "1", name: "bash", input: { command: "git add . && git status" } },
+ * } as never);
+ * if (rules.map((rule) => rule.text).join() !== "bash(git add .),bash(git status)") {
+ *   throw new Error(rules.map((rule) => rule.text).join());
+ * }
+ * ```
+ */
+export async function alwaysRules(request: PermissionRequest): Promise<PermissionRule[]> {
+  const { name, input } = request.call;
+  const source = "an answer of always";
+  if (name !== "bash") return [parseRule(name, "allow", source)];
+  const command = (input as { command?: unknown })?.command;
+  const commands = typeof command === "string" ? await commandsOf(command) : undefined;
+  return (commands ?? [])
+    .map((words) => words.join(" "))
+    .filter((text) => text && !/[*()]/.test(text))
+    .map((text) => parseRule(`bash(${text})`, "allow", source));
+}
+
+function _deny(reason: string): PermissionDecision {
+  return { behavior: "deny", reason };
+}
+
+function _inWorkspace(request: PermissionRequest, roots: readonly string[]): boolean {
+  const path = (request.call.input as { path?: unknown })?.path;
+  if (typeof path !== "string") return false;
+  const target = resolve(request.cwd, path);
+  return roots.some((root) => isInside(target, resolve(request.cwd, root)));
+}

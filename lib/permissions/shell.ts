@@ -1,0 +1,220 @@
+/**
+ * What a Bash command line runs: every simple command in it, wherever it hides (`&&`, `;`, `|`,
+ * subshells, `$( )`, backticks, `<( )`, `if`/`for`/`while`/`case` bodies, functions, `bash -c`,
+ * `eval`), each with quotes removed and wrappers (`sudo`, `env`, `timeout`, `xargs`, …) seen
+ * through. Parsed by tree-sitter's Bash grammar ({@link loadBashParser}).
+ *
+ * @module
+ */
+
+import type { Node } from "web-tree-sitter";
+import { type BashParse, loadBashParser } from "./bash_parser.ts";
+import { type ShellWord, unwrapCommand } from "./wrappers.ts";
+import { wordOf, wordsOf } from "./words.ts";
+
+/** One simple command of a command line. */
+export interface ShellCommand {
+  /** The command that runs, as its words after quote removal and unwrapping (`["rm", "x"]`). */
+  words: string[];
+  /** `NAME=value` words set for it: before it, or given to `env` and `sudo`. */
+  assignments: string[];
+  /** The wrappers around it, outermost first, each with all its words (`["sudo", "rm", "x"]`). */
+  wrappers: string[][];
+  /** Why what runs is not known from the text (`$cmd x`, `eval "$x"`); absent when it is. */
+  opaque?: string;
+}
+
+const _MAX_DEPTH = 8;
+const _MAX_LENGTH = 1_000_000;
+const _REDIRECTS = new Set(["file_redirect", "heredoc_redirect", "herestring_redirect"]);
+
+/**
+ * Every simple command of a Bash command line, or undefined when the line cannot be parsed.
+ * A command's words are what the program receives: `'rm'`, `r""m` and `\rm` are all `rm`;
+ * expansions keep their source text (`$HOME`). Leading `NAME=value` words are set apart.
+ * Commands come in source order, outer before inner (`echo $(rm x)`: `echo …`, then `rm x`).
+ * Assignments with no command (`x=1`) and declarations (`export A=1`) are commands too.
+ *
+ * @example
+ * ```ts
+ * import { parseCommandLine } from "./shell.ts";
+ * const [command] = (await parseCommandLine("sudo FOO=1 timeout 5 rm -rf build"))!;
+ * if (command.words.join(" ") !== "rm -rf build") throw new Error("unexpected");
+ * if (command.wrappers.length !== 2 || command.assignments[0] !== "FOO=1") {
+ *   throw new Error("unexpected");
+ * }
+ * if (await parseCommandLine("echo 'unterminated") !== undefined) throw new Error("unexpected");
+ * ```
+ */
+export async function parseCommandLine(line: string): Promise<ShellCommand[] | undefined> {
+  if (line.length > _MAX_LENGTH) return undefined;
+  let parse: BashParse;
+  try {
+    parse = await loadBashParser();
+  } catch {
+    return undefined;
+  }
+  const out: ShellCommand[] = [];
+  return _analyze(parse, line, { depth: 0, wrappers: [], assignments: [] }, out) ? out : undefined;
+}
+
+/**
+ * Each simple command of a Bash command line as its words, after quote removal and unwrapping
+ * (see {@link parseCommandLine}); commands with no words (`x=1`) are left out. Undefined when
+ * the line cannot be parsed.
+ *
+ * @example
+ * ```ts
+ * import { commandsOf } from "./shell.ts";
+ * const commands = await commandsOf('make && echo "$(rm -rf build)" | xargs -0 rm');
+ * const expected = [["make"], ["echo", "$(rm -rf build)"], ["rm", "-rf", "build"], ["rm"]];
+ * if (JSON.stringify(commands) !== JSON.stringify(expected)) throw new Error("unexpected");
+ * ```
+ */
+export async function commandsOf(line: string): Promise<string[][] | undefined> {
+  const commands = await parseCommandLine(line);
+  return commands?.filter((command) => command.words.length).map((command) => command.words);
+}
+
+interface _Scope {
+  depth: number;
+  wrappers: string[][];
+  assignments: string[];
+}
+
+function _analyze(parse: BashParse, source: string, scope: _Scope, out: ShellCommand[]): boolean {
+  const tree = parse(source);
+  try {
+    if (tree.root.hasError || !_covered(tree.root, source)) return false;
+    _walk(parse, tree.root, scope, out);
+    return true;
+  } finally {
+    tree.free();
+  }
+}
+
+function _walk(parse: BashParse, node: Node, scope: _Scope, out: ShellCommand[]): void {
+  if (node.type === "command") _command(parse, node, scope, out);
+  if (node.type === "declaration_command" || node.type === "unset_command") {
+    const keyword = node.children[0]?.text ?? node.type;
+    const words = [keyword, ...wordsOf(node.namedChildren).map((word) => word.text)];
+    out.push({ words, assignments: [...scope.assignments], wrappers: [...scope.wrappers] });
+  }
+  if (node.type === "variable_assignment" && _standalone(node)) {
+    out.push({ words: [], assignments: [wordOf(node).text], wrappers: [...scope.wrappers] });
+  }
+  for (const child of node.children) _walk(parse, child, scope, out);
+}
+
+function _standalone(node: Node): boolean {
+  const parent = node.parent?.type === "variable_assignments" ? node.parent.parent : node.parent;
+  return !!parent && !/^(command|declaration_command|c_style_for_statement)$/.test(parent.type);
+}
+
+function _command(parse: BashParse, node: Node, scope: _Scope, out: ShellCommand[]): void {
+  const assignments: string[] = [];
+  const parts: Node[] = [];
+  for (const child of node.children) {
+    if (child.type === "variable_assignment") assignments.push(wordOf(child).text);
+    else if (!_REDIRECTS.has(child.type) && child.type !== "comment") parts.push(child);
+  }
+  const words = wordsOf(parts);
+  // tree-sitter-bash reads the words after a redirection (`rm >/dev/null -rf /`) as more
+  // redirection targets; they are arguments of the command.
+  const parent = node.parent;
+  if (parent?.type === "redirected_statement" && parent.childForFieldName("body")?.id === node.id) {
+    // It also drops a lone `-` before `<<` (`python3 - <<EOF`).
+    const next = node.nextSibling;
+    if (next && /^\s*-\s*$/.test(_slice(node, node.endIndex, next.startIndex))) {
+      words.push({ text: "-", dynamic: false, pattern: false });
+    }
+    for (const redirect of parent.children.filter((child) => child.type === "file_redirect")) {
+      const targets = redirect.namedChildren.filter((child) => child.type !== "file_descriptor");
+      words.push(...wordsOf(targets).slice(1));
+    }
+  }
+  _expand(parse, words, { ...scope, assignments: [...scope.assignments, ...assignments] }, out);
+}
+
+function _expand(parse: BashParse, words: ShellWord[], scope: _Scope, out: ShellCommand[]): void {
+  const texts = words.map((word) => word.text);
+  const push = (opaque?: string): void => {
+    out.push({
+      words: texts,
+      assignments: scope.assignments,
+      wrappers: scope.wrappers,
+      ...(opaque ? { opaque } : {}),
+    });
+  };
+  if (!words.length) {
+    if (scope.assignments.length) push();
+    return;
+  }
+  if (words[0].dynamic || words[0].pattern) {
+    return push(`the command name ${words[0].text} is only known when the line runs`);
+  }
+  const found = unwrapCommand(words);
+  if (!found) return push();
+  if (found.self) push(found.runs.find((run) => "opaque" in run)?.opaque);
+  const inner: _Scope = { ...scope, wrappers: [...scope.wrappers, texts] };
+  for (const run of found.runs) {
+    if ("words" in run) {
+      _expand(parse, run.words, {
+        ...inner,
+        assignments: [...scope.assignments, ...run.assignments],
+      }, out);
+    } else if ("script" in run) {
+      const why = run.script.some((word) => word.dynamic)
+        ? `${words[0].text} runs a command line only known when the line runs`
+        : inner.depth >= _MAX_DEPTH
+        ? `${words[0].text} nests command lines too deeply`
+        : undefined;
+      const script = run.script.map((word) => word.text).join(" ");
+      const nested = { ...inner, depth: inner.depth + 1 };
+      if (why || !_analyze(parse, script, nested, out)) {
+        push(why ?? `the command line given to ${words[0].text} cannot be parsed`);
+      }
+    }
+  }
+}
+
+/** The source text from `start` to `end`, both within `node`'s parent's tree. */
+function _slice(node: Node, start: number, end: number): string {
+  const root = node.tree.rootNode;
+  return root.text.slice(start - root.startIndex, end - root.startIndex);
+}
+
+/** Nodes read as text as a whole: their children need not cover them. */
+const _TEXT = new Set([
+  "string",
+  "raw_string",
+  "ansi_c_string",
+  "translated_string",
+  "heredoc_body",
+  "comment",
+  "regex",
+  "extglob_pattern",
+]);
+
+/**
+ * Whether the tree accounts for every character of the source but spaces and line
+ * continuations, so that nothing the shell would run goes unseen. (tree-sitter-bash drops a lone
+ * `-` before `<<`; {@link _command} puts it back.)
+ */
+function _covered(root: Node, source: string): boolean {
+  const spans: [number, number][] = [];
+  const visit = (node: Node): void => {
+    if (node.childCount === 0 || _TEXT.has(node.type)) spans.push([node.startIndex, node.endIndex]);
+    else for (const child of node.children) visit(child);
+  };
+  visit(root);
+  spans.push([source.length, source.length]);
+  let at = 0;
+  for (const [start, end] of spans) {
+    const gap = source.slice(at, start);
+    const dash = /^\s*-\s*$/.test(gap) && source.startsWith("<<", start);
+    if (start > at && !/^(\s|\\\r?\n)*$/.test(gap) && !dash) return false;
+    at = Math.max(at, end);
+  }
+  return true;
+}
