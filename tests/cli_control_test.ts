@@ -191,3 +191,41 @@ Deno.test("cli rules: a rule that does not parse is a usage error", async () => 
   assert.equal(run.code, 2);
   assert.match(run.stderr, /--deny: .*bash\(rm \*/);
 });
+
+Deno.test("cli mcp: a project's .mcp.json server gives the agent its tools", async () => {
+  const everything = "npm:@modelcontextprotocol/server-everything@2026.8.31";
+  const run = await runCli(
+    [
+      {
+        toolCalls: [{
+          name: "mcp__everything__echo",
+          arguments: { message: "hello over MCP" },
+          id: "m",
+        }],
+      },
+      { text: "done" },
+    ],
+    ["--tools", "read,mcp__everything__echo"],
+    async (dir) => {
+      await Deno.writeTextFile(
+        join(dir, ".mcp.json"),
+        JSON.stringify({
+          mcpServers: {
+            everything: {
+              command: Deno.execPath(),
+              args: ["run", "-A", "--no-config", "--no-lock", everything, "stdio"],
+            },
+          },
+        }),
+      );
+    },
+  );
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(run.events[0].tools, ["read", "mcp__everything__echo"]);
+  assert.equal(run.result("m").isError, false);
+  assert.match(run.result("m").output, /hello over MCP/);
+  const tools = run.requests[0].body.tools as Array<
+    { function: { name: string; parameters: { properties: object } } }
+  >;
+  assert.ok("message" in tools[1].function.parameters.properties);
+});

@@ -66,6 +66,15 @@ class Terminal implements AsyncDisposable {
     throw new Error(`the screen never showed ${pattern}:\n${screen}`);
   }
 
+  /** Waits until `pattern` shows `count` times on the screen. */
+  async waitForCount(pattern: RegExp, count: number): Promise<string> {
+    const global = new RegExp(pattern.source, `${pattern.flags.replace("g", "")}g`);
+    return await this.waitFor({
+      test: (screen: string) => (screen.match(global)?.length ?? 0) >= count,
+      toString: () => `${count} × ${pattern}`,
+    } as RegExp);
+  }
+
   async [Symbol.asyncDispose](): Promise<void> {
     await _tmux("kill-session", "-t", this.name).catch(() => {});
   }
@@ -332,4 +341,63 @@ Deno.test("interactive: /compact, /model, /clear and /resume, then -c goes on wi
   // The input history was kept across runs: ↑ brings back the last input.
   await again.keys("Up");
   await again.waitFor(/› still there\?/);
+});
+
+Deno.test("interactive: asks before commands (no, always), and /mode switches the permission mode", async () => {
+  const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_tty_" }));
+  await using server = startMockOpenAIServer({
+    replies: (body) => {
+      const messages = body.messages as Array<{ role: string; content: string }>;
+      // In plan mode every request ends with a note saying so: look past it.
+      const last = messages.filter((m) => !m.content?.startsWith("[Plan mode]")).at(-1)!;
+      if (last.role === "tool") return { text: `result: ${last.content.split("\n")[0]}` };
+      const match = /^run (.*)$/.exec(last.content);
+      return match
+        ? { toolCalls: [{ name: "bash", arguments: { command: match[1] } }] }
+        : { toolCalls: [{ name: "write", arguments: { path: "plan.txt", content: "x" } }] };
+    },
+  });
+  await using terminal = await start(server, cwd);
+  await terminal.waitFor(/agent · openai\/test/);
+
+  await terminal.type("run touch no.txt");
+  await terminal.keys("Enter");
+  await terminal.waitFor(
+    /\? run `touch no\.txt` \("bash" changes things\)\. Allow\? \[y\]es \/ \[n\]o \/ \[a\]lways › /,
+  );
+  await terminal.type("n");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/result: Error: permission denied: the user said no/);
+  await assert.rejects(() => Deno.stat(join(cwd, "no.txt")));
+
+  await terminal.type("run echo hi");
+  await terminal.keys("Enter");
+  await terminal.waitForCount(/Allow\? \[y\]es \/ \[n\]o \/ \[a\]lways › /, 2);
+  await terminal.type("a");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/result: hi/);
+  // "always": the same command goes through without a question now.
+  await terminal.type("run echo hi");
+  await terminal.keys("Enter");
+  const screen = await terminal.waitForCount(/result: hi/, 2);
+  assert.equal(screen.match(/Allow\?/g)?.length, 2);
+  await terminal.waitForCount(/^› $/m, 1);
+
+  await terminal.type("/mode plan");
+  await terminal.keys("Enter");
+  await terminal.waitFor(
+    /Permission mode: plan \(the agent only looks and proposes; changes are refused\)/,
+  );
+  await terminal.type("write a plan");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/result: Error: permission denied: plan mode only looks/);
+  await terminal.type("/mode accept-edits");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/Permission mode: accept-edits/);
+  await terminal.type("write it now");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/result: Created plan\.txt/);
+  assert.equal(await Deno.readTextFile(join(cwd, "plan.txt")), "x");
+  await terminal.keys("C-c");
+  await terminal.waitFor(/\[exit 0\]/);
 });

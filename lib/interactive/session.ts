@@ -94,6 +94,7 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
   // While tools that Deno may ask about run, the terminal is in normal mode and input paused.
   let cooked = false;
   const queue: Message[] = [];
+  const deferred: string[] = [];
   const { promise: done, resolve: finish } = Promise.withResolvers<number>();
   // Tools that would make Deno ask: the terminal must be in normal mode while they run.
   const mayPrompt = options.tools.some((tool) =>
@@ -286,6 +287,12 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     pending = [];
     if (!text) return rl.prompt();
     options.remember?.(text);
+    if (running && text.startsWith("/")) {
+      // A command typed while the agent works runs when it is done, never reaches the model.
+      deferred.push(text);
+      view.stop();
+      return write(paint("2", `(${text.split(" ")[0]} runs when the agent is done)\n`));
+    }
     if (running) {
       queue.push({ role: "user", content: (await attachFiles(text, options.cwd)).text });
       view.stop();
@@ -293,6 +300,9 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     }
     try {
       if (!(await runCommand(text, context))) await run(text);
+      for (let command = deferred.shift(); command; command = deferred.shift()) {
+        await runCommand(command, context);
+      }
     } catch (error) {
       write(`${paint("31", "error:")} ${(error as Error).message}\n`);
     }
