@@ -77,8 +77,9 @@ export async function main(args: readonly string[], io: CliIo = denoIo()): Promi
       return 0;
     }
     // No prompt on a terminal: an interactive session; no prompt otherwise: read stdin.
-    const interactive = !options.prompt && io.interactive === true && !options.listSessions;
-    if (!interactive && !options.listSessions) {
+    const listing = options.listSessions || options.recall !== undefined;
+    const interactive = !options.prompt && io.interactive === true && !listing;
+    if (!interactive && !listing) {
       prompt = options.prompt || (await io.readStdin())?.trim();
       if (!prompt) {
         throw new UsageError("no prompt. Pass one as an argument or on stdin; see --help.");
@@ -87,6 +88,7 @@ export async function main(args: readonly string[], io: CliIo = denoIo()): Promi
     prepared = await prepare(options, {
       env: io.env,
       warn: (text) => io.err(`agent: ${text}\n`),
+      log: (text) => io.err(`${text}\n`),
       interactive,
     });
   } catch (error) {
@@ -108,6 +110,7 @@ async function _dispatch(
   io: CliIo,
 ): Promise<number> {
   if (options.listSessions) return await _listSessions(prepared, io);
+  if (options.recall !== undefined) return await _recall(prepared, options.recall, io);
   if (prompt === undefined) {
     const { runInteractive } = await import("./lib/interactive/session.ts");
     const history = prepared.dataDir
@@ -121,6 +124,7 @@ async function _dispatch(
       withheld: prepared.setup.withheld,
       capabilities: prepared.setup.capabilities,
       roots: prepared.setup.roots,
+      recallTool: !options.tools || options.tools.includes("recall"),
       maxTurns: options.maxTurns,
       color: io.color,
     });
@@ -139,6 +143,23 @@ async function _listSessions(prepared: Prepared, io: CliIo): Promise<number> {
     io.out(
       `${info.id}  ${info.updated.slice(0, 16).replace("T", " ")}  ${info.messages} messages  ` +
         `${info.model}  ${info.title}\n`,
+    );
+  }
+  return 0;
+}
+
+async function _recall(prepared: Prepared, query: string, io: CliIo): Promise<number> {
+  if (!prepared.memory) {
+    io.err("agent: the memory is not available in this run (see the warnings above)\n");
+    return 1;
+  }
+  const found = await prepared.memory.retrieve(query, { limit: 10 });
+  if (found.length === 0) io.out(`Nothing in this project's memory matches "${query}".\n`);
+  for (const segment of found) {
+    const { anchor } = segment;
+    io.out(
+      `${anchor.runLoopId}#${anchor.segment}  ${anchor.type}  ${anchor.timestamp.slice(0, 16)}  ` +
+        `${segment.relevance.toFixed(2)}\n  ${segment.text.replace(/\s+/g, " ").slice(0, 300)}\n`,
     );
   }
   return 0;
@@ -176,6 +197,8 @@ Options:
   -c, --continue                go on with the latest session of this directory
   -r, --resume <id>             go on with a saved session (an id or its first characters)
       --sessions                list this directory's saved sessions
+      --recall <query>          search this project's memory of earlier work, and exit
+      --no-memory               remember nothing and offer no memories
       --no-session              save nothing
       --allow <rule>            let matching calls through, e.g. "bash(git *)" (repeatable)
       --ask <rule>              ask before matching calls (refused in headless runs)

@@ -42,3 +42,10 @@ export {
   startMockAnthropicServer,
 } from "./lib/testing/mock_anthropic_server.ts";
 export { type MemoryFs, memoryFs } from "./lib/testing/memory_fs.ts";
+export {
+  hashedEmbedding,
+  type MockEmbeddingsRequest,
+  type MockEmbeddingsServer,
+  type MockEmbeddingsServerOptions,
+  startMockEmbeddingsServer,
+} from "./lib/testing/mock_embeddings_server.ts";

@@ -158,6 +158,35 @@ export type AgentEvent =
     message: string;
   }
   | {
+    /** A run loop (one user goal) began, or a message joined an active one. */
+    type: "run_loop_start";
+    /** The run loop. */
+    runLoopId: string;
+    /** Its goal. */
+    goal: string;
+    /**
+     * How the message was routed: named by the user, judged a continuation of an active run
+     * loop, a new goal, or a new run loop seeded from a completed one the user named.
+     */
+    decision: "named" | "continue" | "new" | "reopened";
+    /** How sure the router was, when a model judged (0 to 1). */
+    confidence?: number;
+    /** Why, in words. */
+    reason: string;
+    /** The completed run loop this one goes on from. */
+    seededFrom?: string;
+  }
+  | {
+    /** A run loop ended and was archived. */
+    type: "run_loop_end";
+    /** The run loop. */
+    runLoopId: string;
+    /** How it ended. */
+    status: "completed" | "failed";
+    /** Iterations it had. */
+    iterations: number;
+  }
+  | {
     /** A turn ended. */
     type: "turn_end";
     /** The turn number. */

@@ -12,6 +12,7 @@ import { dirname, join } from "node:path";
 import { z } from "zod";
 import { ConfigError } from "./errors.ts";
 import type { ShellHook, ShellHooksConfig } from "./cli/shell_hooks.ts";
+import type { MemorySettings } from "./cli/memory.ts";
 import type { ModelOverride, ProviderConfig } from "./providers/resolve.ts";
 
 const pricing = z.object({
@@ -63,6 +64,15 @@ const settingsSchema = z.looseObject({
     defaultMode: z.enum(["plan", "default", "accept-edits"]).optional(),
   }).strict().optional(),
   hooks: z.partialRecord(z.enum(hookEvents), z.array(hook)).optional(),
+  memory: z.object({
+    enabled: z.boolean().optional(),
+    embeddings: z.object({
+      baseURL: z.url(),
+      model: z.string().min(1),
+      apiKeyEnv: z.string().optional(),
+      dimensions: z.number().int().positive().optional(),
+    }).strict().optional(),
+  }).strict().optional(),
   thinkingBudget: z.number().int().nonnegative().optional(),
   providers: z.record(z.string(), provider).optional(),
   models: z.record(z.string(), model).optional(),
@@ -87,6 +97,8 @@ export interface Settings {
   };
   /** Shell commands run around model and tool calls. */
   hooks?: ShellHooksConfig;
+  /** Long-term memory. */
+  memory?: MemorySettings;
   /** Further keys, for other parts of the agent. */
   [key: string]: unknown;
 }
@@ -152,8 +164,20 @@ export async function loadSettings(
       );
     }
     // The project may pick a model, but only among the presets and the user's providers.
-    const { permissions, hooks, ...others } = rest;
+    const { permissions, hooks, memory, ...others } = rest;
     Object.assign(settings, others);
+    if (memory) {
+      // An embeddings endpoint would receive a key and the memory's text: the user's to choose.
+      if (memory.embeddings) {
+        warnings.push(
+          `${projectPath}: "memory.embeddings" ignored; only the user settings may set it`,
+        );
+      }
+      settings.memory = {
+        ...user?.memory,
+        ...(memory.enabled === undefined ? {} : { enabled: memory.enabled }),
+      };
+    }
     if (model) settings.model = model;
     if (models) settings.models = { ...user?.models, ...models };
     // Rules and hooks of both files apply.

@@ -9,6 +9,8 @@ import { fileURLToPath } from "node:url";
 import { type MockReply, startMockOpenAIServer } from "../testing.ts";
 
 const MOD = fileURLToPath(new URL("../mod.ts", import.meta.url));
+// Sessions and memory of these runs go to a directory of their own, not the user's.
+Deno.env.set("AGENT_DATA_DIR", await Deno.makeTempDir({ prefix: "agent_test_data_" }));
 
 // deno-lint-ignore no-explicit-any
 type Event = { type: string } & Record<string, any>;

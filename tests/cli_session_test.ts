@@ -30,7 +30,18 @@ function command(
   permissions = ["-A"],
 ): Deno.Command {
   return new Deno.Command(Deno.execPath(), {
-    args: ["run", ...permissions, MOD, "-m", "openai/test", "--cwd", where.cwd, ...args],
+    // Memories would join the history; these tests look at sessions alone.
+    args: [
+      "run",
+      ...permissions,
+      MOD,
+      "-m",
+      "openai/test",
+      "--cwd",
+      where.cwd,
+      "--no-memory",
+      ...args,
+    ],
     env: {
       OPENAI_API_KEY: KEY,
       OPENAI_BASE_URL: server.url,

@@ -23,6 +23,8 @@ function fakeIo(env: Record<string, string> = {}, stdin?: string): FakeIo {
 }
 
 const MOD = fileURLToPath(new URL("../mod.ts", import.meta.url));
+// Sessions and memory of these runs go to a directory of their own, not the user's.
+Deno.env.set("AGENT_DATA_DIR", await Deno.makeTempDir({ prefix: "agent_test_data_" }));
 
 Deno.test("cli: text output streams the answer to stdout and the summary to stderr", async () => {
   await using server = startMockOpenAIServer({ replies: [{ text: ["Hello", " there"] }] });
@@ -68,15 +70,19 @@ Deno.test("cli: stream-json prints every event as one JSON line", async () => {
   const events = io.stdout.trim().split("\n").map((line) => JSON.parse(line));
   assert.deepEqual(events.map((e) => e.type), [
     "start",
+    "run_loop_start",
     "message",
     "turn_start",
     "text_delta",
     "text_delta",
     "message",
     "turn_end",
+    "run_loop_end",
     "result",
   ]);
   assert.equal(events[0].model, "openai/m");
+  assert.equal(events[1].decision, "new");
+  assert.equal(events.at(-2).status, "completed");
 });
 
 Deno.test("cli: reads the prompt from stdin when none is given", async () => {

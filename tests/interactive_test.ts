@@ -93,9 +93,36 @@ function _quote(arg: string): string {
   return `'${arg.replaceAll("'", `'\\''`)}'`;
 }
 
+/**
+ * Replies to the agent's requests, with the run loop router's small requests answered apart
+ * (an unusable answer: the deterministic rule routes) and left out of the requests the tests
+ * look at.
+ */
+function routed(
+  replies: MockReply[] | ((body: Record<string, unknown>, index: number) => MockReply),
+): (body: Record<string, unknown>, index: number) => MockReply {
+  let next = 0;
+  return (body) => {
+    const system = (body.messages as Array<{ content: string }>)[0]?.content ?? "";
+    if (system.startsWith("You route messages to tasks")) return { text: "{}" };
+    const index = next++;
+    return typeof replies === "function" ? replies(body, index) : replies[index];
+  };
+}
+
+/** The requests of the agent, without the router's. */
+function agentRequests(server: MockServer): MockServer["requests"] {
+  return server.requests.filter((request) => {
+    const system = (request.body.messages as Array<{ content: string }>)[0]?.content ?? "";
+    return !system.startsWith("You route messages to tasks");
+  });
+}
+
 /** The text of the last user message of a request. */
 function lastUser(server: MockServer, index: number): string {
-  const messages = server.requests[index].body.messages as Array<{ role: string; content: string }>;
+  const messages = agentRequests(server)[index].body.messages as Array<
+    { role: string; content: string }
+  >;
   return messages.filter((m) => m.role === "user").at(-1)!.content;
 }
 
@@ -136,7 +163,7 @@ Deno.test("interactive: streams answers, stops one with Ctrl+C, runs commands, a
     { text: "The meeting is on Friday." },
     { text: "Two lines received." },
   ];
-  await using server = startMockOpenAIServer({ replies });
+  await using server = startMockOpenAIServer({ replies: routed(replies) });
   await using terminal = await start(server, cwd);
   await terminal.waitFor(/agent · openai\/test/);
 
@@ -164,7 +191,9 @@ Deno.test("interactive: streams answers, stops one with Ctrl+C, runs commands, a
     /<file path="notes\.md">\nThe meeting is on Friday\.\n<\/file>/,
   );
   // The interrupted answer stayed in the history, whole calls and all.
-  const history = server.requests[2].body.messages as Array<{ role: string; content: string }>;
+  const history = agentRequests(server)[2].body.messages as Array<
+    { role: string; content: string }
+  >;
   assert.equal(history[4].role, "assistant");
   assert.match(history[4].content, /^word0 word1 /);
 
@@ -196,7 +225,7 @@ Deno.test("interactive: streams answers, stops one with Ctrl+C, runs commands, a
 Deno.test("interactive: Deno asks at a tool's first use, and typed-ahead input reaches the next turn", async () => {
   const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_tty_" }));
   await using server = startMockOpenAIServer({
-    replies: (body) => {
+    replies: routed((body) => {
       const messages = body.messages as Array<{ role: string; content: string }>;
       const users = messages.filter((m) => m.role === "user").map((m) => m.content);
       if (messages.at(-1)?.role === "tool") {
@@ -208,7 +237,7 @@ Deno.test("interactive: Deno asks at a tool's first use, and typed-ahead input r
         };
       }
       return { text: `**Noted**: ${users.at(-1)}` };
-    },
+    }),
   });
   // Writing is not granted: in an interactive session the write tool is offered anyway, and
   // Deno itself asks when it is first used.
@@ -247,7 +276,9 @@ Deno.test("interactive: Deno asks at a tool's first use, and typed-ahead input r
   await terminal.waitFor(/\(queued for the agent's next step: also add a README\)/);
   // Colours on: the markdown is rendered, the asterisks gone.
   await terminal.waitFor(/^Noted: also add a README/m);
-  const queued = server.requests.at(-1)!.body.messages as Array<{ role: string; content: string }>;
+  const queued = agentRequests(server).at(-1)!.body.messages as Array<
+    { role: string; content: string }
+  >;
   assert.equal(queued.at(-1)?.content, "also add a README");
   await terminal.keys("C-c");
   await terminal.waitFor(/\[exit 0\]/);
@@ -257,14 +288,14 @@ Deno.test("interactive: /compact, /model, /clear and /resume, then -c goes on wi
   const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_tty_" }));
   const data = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_data_" }));
   await using server = startMockOpenAIServer({
-    replies: (body) => {
+    replies: routed((body) => {
       const messages = body.messages as Array<{ role: string; content: string }>;
       if (!body.tools) {
         return { text: "## Goal\nRemember the colour.\n## Discoveries\nIt is teal." };
       }
       const last = messages.at(-1)!.content;
       return { text: `ok: ${last.slice(0, 60)}` };
-    },
+    }),
   });
   await using terminal = await start(server, cwd, { data });
   await terminal.waitFor(/agent · openai\/test/);
@@ -275,13 +306,13 @@ Deno.test("interactive: /compact, /model, /clear and /resume, then -c goes on wi
   await terminal.type("/compact keep the colour");
   await terminal.keys("Enter");
   await terminal.waitFor(/Compacted: \d+ → \d+ tokens\./);
-  const summaryRequest = server.requests.at(-1)!.body;
+  const summaryRequest = agentRequests(server).at(-1)!.body;
   assert.equal(summaryRequest.tools, undefined, "the summary call offers no tools");
   assert.match(JSON.stringify(summaryRequest.messages), /keep the colour/);
   await terminal.type("what colour?");
   await terminal.keys("Enter");
   await terminal.waitFor(/ok: what colour\?/);
-  const afterCompact = server.requests.at(-1)!.body.messages as Array<
+  const afterCompact = agentRequests(server).at(-1)!.body.messages as Array<
     { role: string; content: string }
   >;
   assert.match(
@@ -298,7 +329,7 @@ Deno.test("interactive: /compact, /model, /clear and /resume, then -c goes on wi
   await terminal.type("hello again");
   await terminal.keys("Enter");
   await terminal.waitFor(/ok: hello again/);
-  assert.equal(server.requests.at(-1)!.body.model, "other-model");
+  assert.equal(agentRequests(server).at(-1)!.body.model, "other-model");
 
   await terminal.type("/clear");
   await terminal.keys("Enter");
@@ -307,7 +338,7 @@ Deno.test("interactive: /compact, /model, /clear and /resume, then -c goes on wi
   await terminal.keys("Enter");
   await terminal.waitFor(/ok: fresh start/);
   assert.equal(
-    (server.requests.at(-1)!.body.messages as unknown[]).length,
+    (agentRequests(server).at(-1)!.body.messages as unknown[]).length,
     2,
     "system + the new message",
   );
@@ -322,7 +353,9 @@ Deno.test("interactive: /compact, /model, /clear and /resume, then -c goes on wi
   await terminal.type("still there?");
   await terminal.keys("Enter");
   await terminal.waitFor(/ok: still there\?/);
-  const resumed = server.requests.at(-1)!.body.messages as Array<{ role: string; content: string }>;
+  const resumed = agentRequests(server).at(-1)!.body.messages as Array<
+    { role: string; content: string }
+  >;
   assert.match(
     resumed[1].content,
     /Summary of the earlier conversation/,
@@ -346,7 +379,7 @@ Deno.test("interactive: /compact, /model, /clear and /resume, then -c goes on wi
 Deno.test("interactive: asks before commands (no, always), and /mode switches the permission mode", async () => {
   const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_tty_" }));
   await using server = startMockOpenAIServer({
-    replies: (body) => {
+    replies: routed((body) => {
       const messages = body.messages as Array<{ role: string; content: string }>;
       // In plan mode every request ends with a note saying so: look past it.
       const last = messages.filter((m) => !m.content?.startsWith("[Plan mode]")).at(-1)!;
@@ -355,7 +388,7 @@ Deno.test("interactive: asks before commands (no, always), and /mode switches th
       return match
         ? { toolCalls: [{ name: "bash", arguments: { command: match[1] } }] }
         : { toolCalls: [{ name: "write", arguments: { path: "plan.txt", content: "x" } }] };
-    },
+    }),
   });
   await using terminal = await start(server, cwd);
   await terminal.waitFor(/agent · openai\/test/);

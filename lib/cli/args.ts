@@ -52,6 +52,10 @@ export interface CliArgs {
   permissionMode?: "plan" | "default" | "accept-edits";
   /** MCP server config files. */
   mcpConfig: string[];
+  /** Search the project's memory for this and exit. */
+  recall?: string;
+  /** Remember nothing, and offer no memories. */
+  noMemory: boolean;
   /** Show help. */
   help: boolean;
   /** Show the version. */
@@ -103,6 +107,8 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
         deny: { type: "string", multiple: true },
         "permission-mode": { type: "string" },
         "mcp-config": { type: "string", multiple: true },
+        recall: { type: "string" },
+        "no-memory": { type: "boolean" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "V" },
       },
@@ -152,6 +158,8 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
     deny: values.deny ?? [],
     permissionMode: mode as CliArgs["permissionMode"],
     mcpConfig: values["mcp-config"] ?? [],
+    recall: values.recall,
+    noMemory: values["no-memory"] ?? false,
     baseURL: values["base-url"],
     output: output as OutputFormat,
     maxTurns,

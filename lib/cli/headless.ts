@@ -4,7 +4,8 @@
  * @module
  */
 
-import { Agent } from "../agent.ts";
+import { runLoops } from "../runloop/manager.ts";
+import { runInLoop } from "../runloop/run.ts";
 import type { RunStatus } from "../events.ts";
 import { conversation } from "../interactive/conversation.ts";
 import { permissionPolicy } from "../permissions/policy.ts";
@@ -37,7 +38,7 @@ export async function runHeadless(
     model: prepared.modelSpec,
     resumed: prepared.resumed,
   });
-  const agent = new Agent({
+  const runOptions = {
     model: prepared.model,
     tools: setup.tools,
     systemPrompt: prepared.systemPrompt,
@@ -51,7 +52,7 @@ export async function runHeadless(
       roots: setup.roots,
     }),
     hooks: prepared.hooks,
-  });
+  };
   const controller = new AbortController();
   let interrupts = 0;
   const removeInterrupt = io.onInterrupt(() => {
@@ -63,11 +64,18 @@ export async function runHeadless(
     io.err(`agent: not offered: ${describeWithheld(setup.withheld)}\n`);
   }
   try {
-    const events = agent.stream(prompt, {
+    // One task: a run loop that completes with the run, archived in the project's memory.
+    const events = runInLoop({
+      ...runOptions,
+      message: prompt,
+      loops: runLoops({ memory: prepared.memory }),
+      memory: prepared.memory,
+      recallTool: !options.tools || options.tools.includes("recall"),
       messages: talk.messages,
       compactionState: talk.compaction,
       signal: controller.signal,
       sessionId: talk.id,
+      complete: true,
     });
     let step = await events.next();
     while (!step.done) {

@@ -23,6 +23,8 @@ import { type CliArgs, UsageError } from "./args.ts";
 import { type RunSetup, setupRun, systemPromptFor } from "./setup.ts";
 import { rulesOf, runHooks } from "./control.ts";
 import { startMcp } from "./mcp.ts";
+import { openProjectMemory } from "./memory.ts";
+import type { MemoryStore } from "../memory/mod.ts";
 import type { Hooks } from "../hooks.ts";
 import type { PermissionMode } from "../permissions/policy.ts";
 import type { PermissionRule } from "../permissions/rules.ts";
@@ -37,6 +39,8 @@ export interface CliEnvironment {
   env(name: string): string | undefined;
   /** Writes a warning line to stderr. */
   warn(text: string): void;
+  /** Writes a line of `--verbose` output to stderr. */
+  log(text: string): void;
   /** Whether stdin is a terminal (no prompt then means an interactive session). */
   interactive: boolean;
 }
@@ -61,7 +65,7 @@ export interface Prepared {
   store?: SessionStore;
   /** The session to go on with (`-c`, `-r`). */
   resumed?: LoadedSession;
-  /** The user's data directory, when sessions are saved (input history lives there too). */
+  /** The user's data directory, when Deno grants writing there (history and memory live there). */
   dataDir?: string;
   /** The permission rules (an "always" answer adds to them). */
   rules: PermissionRule[];
@@ -69,7 +73,9 @@ export interface Prepared {
   mode: { current: PermissionMode };
   /** The hooks: the settings' commands, and the plan-mode note. */
   hooks: Hooks;
-  /** Stops what the run started (MCP servers). */
+  /** The project's long-term memory, when it is kept. */
+  memory?: MemoryStore;
+  /** Stops what the run started (MCP servers, the memory database). */
   close(): Promise<void>;
 }
 
@@ -112,7 +118,7 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
       models: settings.models,
       thinkingBudget: options.thinking ?? settings.thinkingBudget,
     });
-    return options.verbose ? verboseModel(model, (line) => warn(line)) : model;
+    return options.verbose ? verboseModel(model, environment.log) : model;
   };
   const model = resolveWith(modelSpec);
   const rules = rulesOf(options, settings);
@@ -133,7 +139,14 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
   const shell = Deno.permissions.querySync({ name: "run", command: "sh" }).state;
   const canRunShell = shell === "granted" || (shell === "prompt" && environment.interactive);
   const hooks = runHooks(settings, { cwd, mode: () => mode.current, warn, canRunShell });
-  const sessionsDir = store ? defaultSessionsDir(env) : undefined;
+  // The data directory holds sessions, input history and memory; each needs writing there.
+  const sessionsDir = defaultSessionsDir(env);
+  const dataDir = sessionsDir && sessionsWritable(dirname(sessionsDir))
+    ? dirname(sessionsDir)
+    : undefined;
+  const memory = dataDir && !options.noMemory
+    ? await openProjectMemory({ dataDir, cwd, settings, env, warn })
+    : undefined;
   return {
     cwd,
     settings,
@@ -144,11 +157,15 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
     systemPrompt,
     store,
     resumed,
-    dataDir: sessionsDir ? dirname(sessionsDir) : undefined,
+    dataDir,
+    memory,
     rules,
     mode,
     hooks,
-    close: async () => await mcp?.close(),
+    close: async () => {
+      await mcp?.close();
+      await memory?.close();
+    },
   };
 }
 

@@ -9,7 +9,9 @@
 import process from "node:process";
 import readline from "node:readline";
 import { Writable } from "node:stream";
-import { Agent } from "../agent.ts";
+import type { MemoryStore } from "../memory/mod.ts";
+import { runLoops } from "../runloop/manager.ts";
+import { runInLoop } from "../runloop/run.ts";
 import type { CapabilityStates, WithheldTool } from "../capabilities.ts";
 import { compactConversation } from "../compaction.ts";
 import type { Message } from "../messages.ts";
@@ -66,6 +68,10 @@ export interface InteractiveOptions {
   hooks: Hooks;
   /** The workspace roots. */
   roots: readonly string[];
+  /** The project's long-term memory. */
+  memory?: MemoryStore;
+  /** Offer the `recall` tool (default true). */
+  recallTool?: boolean;
 }
 
 /**
@@ -164,17 +170,17 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     ask,
     roots: options.roots,
   });
-  const agent = () =>
-    new Agent({
-      model,
-      tools: options.tools,
-      systemPrompt: options.systemPrompt,
-      maxTurns: options.maxTurns,
-      cwd: options.cwd,
-      capabilities: options.capabilities,
-      permission,
-      hooks: options.hooks,
-    });
+  const loops = runLoops({ memory: options.memory, router: model });
+  const runOptions = () => ({
+    model,
+    tools: options.tools,
+    systemPrompt: options.systemPrompt,
+    maxTurns: options.maxTurns,
+    cwd: options.cwd,
+    capabilities: options.capabilities,
+    permission,
+    hooks: options.hooks,
+  });
 
   const run = async (text: string) => {
     const { text: content, files, problems } = await attachFiles(text, options.cwd);
@@ -183,7 +189,13 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     running = new AbortController();
     muted = true;
     try {
-      const events = agent().stream(content, {
+      // Each message joins the run loop of its goal; the conversation stays one.
+      const events = runInLoop({
+        ...runOptions(),
+        message: content,
+        loops,
+        memory: options.memory,
+        recallTool: options.recallTool,
         messages: talk.messages,
         signal: running.signal,
         sessionId: talk.id,
@@ -344,6 +356,8 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     closed = true;
     running?.abort();
     view.stop();
+    // The goals of this session are done: archive them in the project's memory.
+    for (const loop of loops.active()) await loops.end(loop.id, "completed").catch(() => {});
     await talk.close();
     if (talk.saved) {
       const id = talk.id.slice(0, 8);

@@ -1,0 +1,71 @@
+/**
+ * The CLI's long-term memory: one SQLite database per project in the user's data directory,
+ * with embeddings when the settings name an endpoint.
+ *
+ * @module
+ */
+
+import { basename, join } from "node:path";
+import { type MemoryStore, openMemory } from "../memory/mod.ts";
+import { projectSessionsDir } from "../session/mod.ts";
+import type { Settings } from "../settings.ts";
+
+/** The memory settings. */
+export interface MemorySettings {
+  /** Off: nothing is remembered (default on). */
+  enabled?: boolean;
+  /** An OpenAI-compatible `/v1/embeddings` endpoint, for search by meaning. */
+  embeddings?: {
+    /** The API root including `/v1`. */
+    baseURL: string;
+    /** The embedding model. */
+    model: string;
+    /** The env var holding the key (none for local servers). */
+    apiKeyEnv?: string;
+    /** Shorter vectors, for models that can. */
+    dimensions?: number;
+  };
+}
+
+/**
+ * The database of a project's memory: `<data dir>/memory/<project>.db`.
+ *
+ * @example
+ * ```ts
+ * import { memoryPath } from "./memory.ts";
+ * const path = memoryPath("/data", "/home/ada/app");
+ * if (!/^\/data\/memory\/home-ada-app-[0-9a-f]{8}\.db$/.test(path)) throw new Error(path);
+ * ```
+ */
+export function memoryPath(dataDir: string, cwd: string): string {
+  return join(dataDir, "memory", `${basename(projectSessionsDir(dataDir, cwd))}.db`);
+}
+
+/**
+ * Opens the project's memory, or gives nothing when memory is off or cannot be opened (with a
+ * warning).
+ */
+export async function openProjectMemory(options: {
+  dataDir: string;
+  cwd: string;
+  settings: Settings;
+  env: (name: string) => string | undefined;
+  warn: (text: string) => void;
+}): Promise<MemoryStore | undefined> {
+  const config = options.settings.memory as MemorySettings | undefined;
+  if (config?.enabled === false) return undefined;
+  const path = memoryPath(options.dataDir, options.cwd);
+  const embeddings = config?.embeddings && {
+    baseURL: config.embeddings.baseURL,
+    model: config.embeddings.model,
+    dimensions: config.embeddings.dimensions,
+    apiKey: config.embeddings.apiKeyEnv ? options.env(config.embeddings.apiKeyEnv) : undefined,
+  };
+  try {
+    await Deno.mkdir(join(options.dataDir, "memory"), { recursive: true });
+    return await openMemory({ path, embeddings });
+  } catch (error) {
+    options.warn(`memory is off: ${path} could not be opened (${(error as Error).message})`);
+    return undefined;
+  }
+}

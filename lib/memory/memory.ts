@@ -1,0 +1,70 @@
+/**
+ * What the long-term memory offers: {@link MemoryStore} and its options and results.
+ *
+ * @module
+ */
+
+import type { EmbeddingsOptions } from "./embeddings.ts";
+import type { Anchor, RetrievedSegment, RunLoop, Segment, SegmentType } from "./types.ts";
+
+/** Options of {@link openMemory}. */
+export interface MemoryOptions {
+  /** The database file (created when missing), or `:memory:`. */
+  path: string;
+  /** An OpenAI-compatible embeddings endpoint; without it, search is full-text only. */
+  embeddings?: EmbeddingsOptions;
+}
+
+/** What {@link MemoryStore.archive} did. */
+export interface ArchiveResult {
+  /** How many segments the run loop was cut into. */
+  segments: number;
+  /** With embeddings: whether they all got their vector (else they get it later). */
+  embedded?: boolean;
+  /** Why embedding failed. */
+  reason?: string;
+}
+
+/** Options of {@link MemoryStore.retrieve}. */
+export interface RetrieveOptions {
+  /** The most segments returned (default 8). */
+  limit?: number;
+  /** Only segments of these types. */
+  types?: readonly SegmentType[];
+}
+
+/** Figures about a memory. */
+export interface MemoryStats {
+  /** Archived run loops. */
+  runLoops: number;
+  /** Their segments. */
+  segments: number;
+  /** Segments with a vector of the configured embeddings (0 without). */
+  vectors: number;
+  /** The database's size in bytes (without its write-ahead log). */
+  bytes: number;
+}
+
+/** A long-term memory of run loops. */
+export interface MemoryStore extends AsyncDisposable {
+  /**
+   * Stores a run loop, whole and cut into segments, in one transaction (replacing it when it
+   * was archived before), then embeds the segments when embeddings are configured. Vectors of
+   * unchanged segments are kept; an embedding failure loses nothing (see `reindex`).
+   */
+  archive(loop: RunLoop): Promise<ArchiveResult>;
+  /** The segments that best match a query: BM25, fused with vector search when configured. */
+  retrieve(query: string, options?: RetrieveOptions): Promise<RetrievedSegment[]>;
+  /** The segments around an anchor (`window` before and after, default 3), and its run loop. */
+  expand(anchor: Anchor, window?: number): Promise<{ segments: Segment[]; runLoop: RunLoop }>;
+  /** An archived run loop, whole. */
+  runLoop(id: string): Promise<RunLoop | undefined>;
+  /** The latest archived run loops, newest first (default 10). */
+  recent(limit?: number): Promise<RunLoop[]>;
+  /** Embeds every segment that has no vector yet; how many it embedded. */
+  reindex(): Promise<{ embedded: number }>;
+  /** Counts and size. */
+  stats(): MemoryStats;
+  /** Stops embedding in progress and closes the database. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,64 @@
+/**
+ * Long-term memory: run loops (one user goal and everything done for it) archived into SQLite,
+ * cut into segments, and found again by full-text search (FTS5, BM25) and, with an
+ * OpenAI-compatible embeddings endpoint, by vector search, the two rankings fused.
+ *
+ * @example
+ * ```ts
+ * import { openMemory } from "./mod.ts";
+ * const memory = await openMemory({ path: ":memory:" });
+ * const at = "2025-01-01T00:00:00Z";
+ * await memory.archive({
+ *   id: "r1", goal: "Why is CI slow?", status: "completed", createdAt: at,
+ *   iterations: [{
+ *     index: 0, userMessage: "Why is CI slow?", reasoning: [], response: "The cache is cold.",
+ *     toolCalls: [{ id: "c1", name: "bash", input: { command: "deno task ci" } }],
+ *     toolResults: [{ id: "c1", name: "bash", output: "cache miss: 412 modules", isError: false }],
+ *     startedAt: at, endedAt: at,
+ *   }],
+ * });
+ * const [hit] = await memory.retrieve("cache miss", { types: ["tool_result"] });
+ * if (hit.text !== "bash: cache miss: 412 modules" || hit.anchor.segment !== 2) throw new Error();
+ * await memory.close();
+ * ```
+ *
+ * @module
+ */
+
+export type {
+  Anchor,
+  Iteration,
+  IterationToolCall,
+  IterationToolResult,
+  RetrievedSegment,
+  RunLoop,
+  RunLoopStatus,
+  Segment,
+  SegmentType,
+} from "./types.ts";
+export type {
+  ArchiveResult,
+  MemoryOptions,
+  MemoryStats,
+  MemoryStore,
+  RetrieveOptions,
+} from "./memory.ts";
+export { openMemory } from "./store.ts";
+export { MemoryError, type MemoryErrorReason } from "./errors.ts";
+export { type Embedder, type EmbeddingsOptions, openaiEmbedder } from "./embeddings.ts";
+export { MEMORY_SCHEMA_VERSION } from "./schema.ts";
+export {
+  CHUNK_OVERLAP,
+  CHUNK_SIZE,
+  type ChunkOptions,
+  chunkText,
+  segmentRunLoop,
+} from "./segments.ts";
+export { ftsQuery, fuseRankings } from "./fts_query.ts";
+export {
+  type VectorHit,
+  type VectorIndex,
+  vectorIndex,
+  type VectorIndexOptions,
+  type VectorSearchOptions,
+} from "./vector_index.ts";

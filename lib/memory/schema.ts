@@ -1,0 +1,141 @@
+/**
+ * The memory's SQLite database: pragmas, tables, and the schema version check.
+ *
+ * Tables: `run_loops` keeps each run loop whole as JSON; `segments` its pieces with their
+ * anchors; `segments_fts` an FTS5 index over the segments' text; `vectors` their embeddings.
+ *
+ * `segments_fts` is a contentless FTS5 table (`content=''`, `contentless_delete=1`): the text is
+ * stored once, in `segments`, and rows are deleted by rowid alone. An external-content table
+ * would also store the text once, but deleting a row from it means handing it the old text to
+ * tokenize again, which doubles the cost of archiving a run loop again; what it offers in
+ * exchange (`snippet()`, reading the text back through the index) the memory does not use, and
+ * the index can be rebuilt from `segments` all the same. The archive transaction keeps the index
+ * in step itself: a trigger doing the same measured twice as slow. The index has two columns:
+ * the segment's `text`, and its `type` so that a filter by type is part of the MATCH (ranked
+ * with weight 0: `bm25(1.0, 0.0)`). The `porter unicode61` tokenizer folds case and diacritics
+ * and stems English words, so that "locking" finds "locked".
+ *
+ * @module
+ */
+
+import { DatabaseSync } from "node:sqlite";
+import { MemoryError } from "./errors.ts";
+
+/** The version of the database schema this library writes and reads. */
+export const MEMORY_SCHEMA_VERSION = 1;
+
+const _SCHEMA = `
+CREATE TABLE run_loops (
+  id TEXT PRIMARY KEY,
+  status TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  archived_at TEXT NOT NULL,
+  archive_seq INTEGER NOT NULL,
+  json TEXT NOT NULL
+);
+CREATE INDEX run_loops_by_archive ON run_loops(archive_seq);
+CREATE TABLE segments (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_loop_id TEXT NOT NULL REFERENCES run_loops(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  iteration INTEGER NOT NULL,
+  type TEXT NOT NULL
+    CHECK (type IN ('user', 'reasoning', 'tool_call', 'tool_result', 'response')),
+  timestamp TEXT NOT NULL,
+  text TEXT NOT NULL,
+  UNIQUE (run_loop_id, seq)
+);
+CREATE VIRTUAL TABLE segments_fts USING fts5(
+  text,
+  type,
+  content = '',
+  contentless_delete = 1,
+  tokenize = 'porter unicode61 remove_diacritics 2'
+);
+INSERT INTO segments_fts (segments_fts, rank) VALUES ('rank', 'bm25(1.0, 0.0)');
+CREATE TABLE vectors (
+  segment_id INTEGER PRIMARY KEY REFERENCES segments(id) ON DELETE CASCADE,
+  model TEXT NOT NULL,
+  vector BLOB NOT NULL
+);
+CREATE INDEX vectors_by_model ON vectors(model);
+`;
+
+/**
+ * Opens (creating when new) a memory database at `path` (a file, or `:memory:`), in WAL mode,
+ * with foreign keys on. Throws a {@link MemoryError}: `unsupported_version` for a database
+ * written by a newer version of the library, `invalid` for a file that is not one.
+ *
+ * @example
+ * ```ts
+ * import { MEMORY_SCHEMA_VERSION, openMemoryDatabase } from "./schema.ts";
+ * const db = openMemoryDatabase(":memory:");
+ * const row = db.prepare("SELECT max(version) AS version FROM schema_version").get();
+ * if (row?.version !== MEMORY_SCHEMA_VERSION) throw new Error("unexpected");
+ * db.close();
+ * ```
+ */
+export function openMemoryDatabase(path: string): DatabaseSync {
+  let db: DatabaseSync;
+  try {
+    db = new DatabaseSync(path);
+  } catch (error) {
+    throw new MemoryError(`Cannot open the memory database ${path}: ${_message(error)}`, {
+      reason: "invalid",
+      cause: error,
+    });
+  }
+  try {
+    db.exec(`
+      PRAGMA busy_timeout = 5000;
+      PRAGMA journal_mode = WAL;
+      PRAGMA synchronous = NORMAL;
+      PRAGMA foreign_keys = ON;
+      PRAGMA temp_store = MEMORY;
+      PRAGMA cache_size = -32000;
+    `);
+    _migrate(db, path);
+    return db;
+  } catch (error) {
+    db.close();
+    if (error instanceof MemoryError) throw error;
+    throw new MemoryError(
+      `${path} is not a memory database, or is damaged: ${_message(error)}`,
+      { reason: "invalid", cause: error },
+    );
+  }
+}
+
+function _migrate(db: DatabaseSync, path: string): void {
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    db.exec(
+      "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, applied_at TEXT NOT NULL)",
+    );
+    const row = db.prepare("SELECT max(version) AS version FROM schema_version").get();
+    const version = row?.version as number | null | undefined;
+    if (version === null || version === undefined) {
+      db.exec(_SCHEMA);
+      db.prepare("INSERT INTO schema_version (version, applied_at) VALUES (?, ?)")
+        .run(MEMORY_SCHEMA_VERSION, new Date().toISOString());
+    } else if (version > MEMORY_SCHEMA_VERSION) {
+      throw new MemoryError(
+        `The memory database ${path} has schema version ${version}, newer than this library's ` +
+          `${MEMORY_SCHEMA_VERSION}: upgrade @x/agent to open it, or use another file`,
+        { reason: "unsupported_version" },
+      );
+    } else if (version < 1) {
+      throw new MemoryError(`The memory database ${path} has a bad schema version ${version}`, {
+        reason: "invalid",
+      });
+    }
+    db.exec("COMMIT");
+  } catch (error) {
+    if (db.isTransaction) db.exec("ROLLBACK");
+    throw error;
+  }
+}
+
+function _message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

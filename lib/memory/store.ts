@@ -1,0 +1,306 @@
+/**
+ * The long-term memory: run loops archived into SQLite, cut into segments, found again by
+ * full-text search (FTS5, BM25) and, with embeddings, by vector search, the two fused.
+ *
+ * @module
+ */
+
+import type { SQLInputValue } from "node:sqlite";
+import { openaiEmbedder } from "./embeddings.ts";
+import { MemoryError } from "./errors.ts";
+import { ftsTerms, fuseRankings } from "./fts_query.ts";
+import { ftsSearcher } from "./fts_search.ts";
+import { openMemoryDatabase } from "./schema.ts";
+import { segmentRunLoop } from "./segments.ts";
+import type { ArchiveResult, MemoryOptions, MemoryStore } from "./memory.ts";
+import type { RunLoop, Segment, SegmentType } from "./types.ts";
+import { SEGMENT_TYPES, type SegmentRow, type VectorStore, vectorStore } from "./vector_store.ts";
+
+/** Segments of older run loops embedded along with an archive, when some were missed. */
+const _BACKLOG = 256;
+
+/**
+ * Opens a memory (creating the database when new). Throws a `MemoryError` for a database of a
+ * newer schema or a file that is not one.
+ *
+ * @example
+ * ```ts
+ * import { openMemory } from "./store.ts";
+ * const memory = await openMemory({ path: ":memory:" });
+ * await memory.archive({
+ *   id: "r1", goal: "Fix the flaky test", status: "completed", createdAt: "2025-01-01T00:00:00Z",
+ *   iterations: [{
+ *     index: 0, userMessage: "Fix the flaky test", reasoning: ["The timeout is too short."],
+ *     toolCalls: [], toolResults: [], response: "Raised the timeout to 5 s.",
+ *     startedAt: "2025-01-01T00:00:00Z", endedAt: "2025-01-01T00:01:00Z",
+ *   }],
+ * });
+ * const [best] = await memory.retrieve("timeout");
+ * const { segments } = await memory.expand(best.anchor, 1);
+ * if (best.anchor.type !== "reasoning" || segments.length !== 3) throw new Error("unexpected");
+ * await memory.close();
+ * ```
+ */
+export function openMemory(options: MemoryOptions): Promise<MemoryStore> {
+  return _promise(() => _open(options));
+}
+
+function _open(options: MemoryOptions): MemoryStore {
+  const db = openMemoryDatabase(options.path);
+  const vectors: VectorStore | undefined = options.embeddings
+    ? vectorStore(db, openaiEmbedder(options.embeddings))
+    : undefined;
+  const sql = (text: string) => db.prepare(text);
+  const oldIds = sql("SELECT id FROM segments WHERE run_loop_id = ?");
+  const deleteSegments = sql("DELETE FROM segments WHERE run_loop_id = ?");
+  const unindex = sql(
+    "DELETE FROM segments_fts WHERE rowid IN (SELECT id FROM segments WHERE run_loop_id = ?)",
+  );
+  const index = sql("INSERT INTO segments_fts (rowid, text, type) VALUES (?, ?, ?)");
+  const upsertRunLoop = sql(
+    `INSERT INTO run_loops (id, status, created_at, archived_at, archive_seq, json)
+     VALUES (?, ?, ?, ?, (SELECT coalesce(max(archive_seq), 0) + 1 FROM run_loops), ?)
+     ON CONFLICT (id) DO UPDATE SET status = excluded.status, created_at = excluded.created_at,
+       archived_at = excluded.archived_at, archive_seq = excluded.archive_seq, json = excluded.json`,
+  );
+  const insertSegment = sql(
+    `INSERT INTO segments (run_loop_id, seq, iteration, type, timestamp, text)
+     VALUES (?, ?, ?, ?, ?, ?)`,
+  );
+  const columns = "id, run_loop_id, iteration, seq, type, timestamp, text";
+  const byIds = sql(
+    `SELECT ${columns} FROM segments WHERE id IN (SELECT value FROM json_each(?))`,
+  );
+  const around = sql(
+    `SELECT ${columns} FROM segments WHERE run_loop_id = ? AND seq BETWEEN ? AND ? ORDER BY seq`,
+  );
+  const loopJson = sql("SELECT json FROM run_loops WHERE id = ?");
+  const recentJson = sql("SELECT json FROM run_loops ORDER BY archive_seq DESC LIMIT ?");
+  const counts = sql(
+    `SELECT (SELECT count(*) FROM run_loops) AS runLoops, (SELECT count(*) FROM segments) AS
+     segments, (SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()) AS bytes`,
+  );
+  const ftsSearch = ftsSearcher(db);
+
+  let closed = false;
+  let backlog: boolean | undefined = undefined; // whether older segments lack vectors
+  const stopping = new AbortController();
+  const pending = new Set<Promise<unknown>>();
+  const open = () => {
+    if (closed) throw new MemoryError("The memory is closed", { reason: "closed" });
+  };
+  const track = <T>(work: Promise<T>): Promise<T> => {
+    pending.add(work);
+    return work.finally(() => pending.delete(work));
+  };
+
+  /** Stores the run loop and its segments; the segments that still need a vector. */
+  const store = (loop: RunLoop, segments: Segment[]): SegmentRow[] => {
+    const unembedded: SegmentRow[] = [];
+    let removed: number[];
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      const saved = vectors?.saved(loop.id) ?? new Map<string, Uint8Array>();
+      removed = (oldIds.all(loop.id) as Array<{ id: number }>).map((row) => row.id);
+      unindex.run(loop.id);
+      deleteSegments.run(loop.id);
+      upsertRunLoop.run(
+        loop.id,
+        loop.status,
+        loop.createdAt,
+        new Date().toISOString(),
+        JSON.stringify(loop),
+      );
+      for (const { anchor, text } of segments) {
+        const { lastInsertRowid } = insertSegment.run(
+          loop.id,
+          anchor.segment,
+          anchor.iteration,
+          anchor.type,
+          anchor.timestamp,
+          text,
+        );
+        const row = { id: Number(lastInsertRowid), type: anchor.type, text };
+        index.run(row.id, text, anchor.type);
+        const vector = saved.get(text);
+        if (!vector || !vectors?.put(row, vector)) unembedded.push(row);
+      }
+      db.exec("COMMIT");
+    } catch (error) {
+      if (db.isTransaction) db.exec("ROLLBACK");
+      vectors?.invalidate();
+      throw error;
+    }
+    vectors?.forget(removed);
+    return unembedded;
+  };
+
+  const embed = async (rows: SegmentRow[]): Promise<Omit<ArchiveResult, "segments">> => {
+    if (!vectors) return {};
+    try {
+      await vectors.embed(rows, stopping.signal);
+    } catch (error) {
+      backlog = true;
+      const reason = closed
+        ? "The memory was closed before the segments were embedded"
+        : error instanceof Error
+        ? error.message
+        : String(error);
+      return { embedded: false, reason };
+    }
+    if (backlog !== false && !closed) {
+      // Catch up on segments an earlier failure left without a vector, a few at a time.
+      const older = vectors.missing(0, _BACKLOG);
+      if (older.length < _BACKLOG) backlog = false;
+      await vectors.embed(older, stopping.signal).catch(() => backlog = true);
+    }
+    return { embedded: true };
+  };
+
+  const memory: MemoryStore = {
+    async archive(loop) {
+      open();
+      const segments = segmentRunLoop(loop);
+      const unembedded = store(loop, segments);
+      return { segments: segments.length, ...await track(embed(unembedded)) };
+    },
+
+    async retrieve(query, options = {}) {
+      open();
+      if (typeof query !== "string") throw new TypeError("retrieve() needs a query text");
+      const limit = _count(options.limit ?? 8, "limit");
+      const types = [...new Set(options.types ?? [])];
+      for (const type of types) {
+        if (!SEGMENT_TYPES.includes(type)) throw new TypeError(`Unknown segment type "${type}"`);
+      }
+      const depth = Math.max(limit * 4, 40);
+      // The query's embedding is on its way while full-text search runs. If it fails, the
+      // search is full-text only.
+      const embedding = vectors?.searchable() && query.trim()
+        ? track(vectors.embedQuery(query, stopping.signal)).catch(() => undefined)
+        : undefined;
+      const rankings = [ftsSearch(ftsTerms(query), types, depth)];
+      const queryVector = await embedding;
+      open();
+      if (queryVector && vectors) {
+        rankings.push(vectors.search(queryVector, depth, types).map((hit) => hit.id));
+      }
+      const fused = fuseRankings(rankings).slice(0, limit);
+      const rows = byIds.all(JSON.stringify(fused.map(({ id }) => id))) as unknown as _Row[];
+      const found = new Map(rows.map((row) => [row.id, row]));
+      return fused.flatMap(({ id, relevance }) => {
+        const row = found.get(id);
+        return row ? [{ ..._segment(row), relevance }] : [];
+      });
+    },
+
+    expand(anchor, window = 3) {
+      return _promise(() => {
+        open();
+        _count(window, "window", 0);
+        const json = loopJson.get(anchor.runLoopId)?.json as string | undefined;
+        if (json === undefined) {
+          throw new MemoryError(`No archived run loop ${anchor.runLoopId}`, {
+            reason: "not_found",
+          });
+        }
+        const from = anchor.segment - window;
+        const rows = around.all(anchor.runLoopId, from, anchor.segment + window) as unknown[];
+        return { segments: (rows as _Row[]).map(_segment), runLoop: JSON.parse(json) };
+      });
+    },
+
+    runLoop(id) {
+      return _promise(() => {
+        open();
+        const json = loopJson.get(id)?.json as string | undefined;
+        return json === undefined ? undefined : JSON.parse(json);
+      });
+    },
+
+    recent(limit = 10) {
+      return _promise(() => {
+        open();
+        const rows = recentJson.all(_count(limit, "limit")) as Array<{ json: string }>;
+        return rows.map((row) => JSON.parse(row.json));
+      });
+    },
+
+    async reindex() {
+      open();
+      if (!vectors) {
+        throw new MemoryError("No embeddings configured: pass `embeddings` to openMemory()", {
+          reason: "embeddings",
+        });
+      }
+      let embedded = 0;
+      for (let after = 0;;) {
+        const rows = vectors.missing(after, 512);
+        if (rows.length === 0) break;
+        embedded += await track(vectors.embed(rows, stopping.signal));
+        after = rows[rows.length - 1].id;
+      }
+      backlog = false;
+      return { embedded };
+    },
+
+    stats() {
+      open();
+      const row = counts.get() as Record<string, SQLInputValue>;
+      return {
+        runLoops: Number(row.runLoops),
+        segments: Number(row.segments),
+        vectors: vectors?.count() ?? 0,
+        bytes: Number(row.bytes),
+      };
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      stopping.abort();
+      await Promise.allSettled([...pending]);
+      db.close();
+    },
+
+    [Symbol.asyncDispose]() {
+      return memory.close();
+    },
+  };
+  return memory;
+}
+
+/** A promise of what `work` returns, rejected with what it throws. */
+function _promise<T>(work: () => T): Promise<T> {
+  return new Promise((resolve) => resolve(work()));
+}
+
+interface _Row {
+  id: number;
+  run_loop_id: string;
+  iteration: number;
+  seq: number;
+  type: SegmentType;
+  timestamp: string;
+  text: string;
+}
+
+function _segment(row: _Row): Segment {
+  return {
+    anchor: {
+      runLoopId: row.run_loop_id,
+      iteration: row.iteration,
+      segment: row.seq,
+      type: row.type,
+      timestamp: row.timestamp,
+    },
+    text: row.text,
+  };
+}
+
+function _count(value: number, name: string, min = 1): number {
+  if (!Number.isInteger(value) || value < min || value > 10_000) {
+    throw new RangeError(`Bad ${name} ${value}: use an integer from ${min} to 10,000`);
+  }
+  return value;
+}

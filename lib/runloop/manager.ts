@@ -1,0 +1,238 @@
+/**
+ * Short-term memory: the active run loops, each a user goal with its own conversation and the
+ * iterations spent on it. Completed and failed run loops are archived in long-term memory.
+ *
+ * @module
+ */
+
+import type { AgentEvent } from "../events.ts";
+import type { MemoryStore } from "../memory/memory.ts";
+import type { Iteration, RunLoop } from "../memory/types.ts";
+import type { Message } from "../messages.ts";
+import type { Model } from "../model.ts";
+import { routeMessage } from "./router.ts";
+
+/** How a message was placed, with the run loop it went to. */
+export interface Placement {
+  /** The run loop. */
+  runLoop: RunLoop;
+  /** The event that announces it. */
+  event: Extract<AgentEvent, { type: "run_loop_start" }>;
+  /** What the model should know first when the run loop goes on from a completed one. */
+  seed?: Message;
+}
+
+/** Options of {@link runLoops}. */
+export interface RunLoopsOptions {
+  /** Where completed run loops are archived. */
+  memory?: MemoryStore;
+  /** The model that judges whether a message continues a run loop. */
+  router?: Model;
+  /** The least confidence taken from the router (default 0.6). */
+  threshold?: number;
+  /** Active run loops kept at most; the oldest beyond it is completed (default 5). */
+  maxActive?: number;
+  /** The clock (for tests). */
+  now?: () => Date;
+}
+
+/** The run loops of an agent. */
+export interface RunLoops {
+  /** The active run loops, oldest first. */
+  active(): RunLoop[];
+  /** A run loop by id (or unique prefix), active or archived. */
+  get(id: string): Promise<RunLoop | undefined>;
+  /** The conversation of an active run loop (a copy). */
+  history(id: string): Message[];
+  /** Places a message: in the run loop it names, one it continues, or a new one. */
+  place(
+    message: string,
+    options?: { runLoopId?: string; signal?: AbortSignal },
+  ): Promise<Placement>;
+  /** Records an event of a run in the run loop's current iteration. */
+  record(runLoopId: string, event: AgentEvent): void;
+  /** Ends a run loop: archives it and gives the event that says so. */
+  end(
+    runLoopId: string,
+    status: "completed" | "failed",
+  ): Promise<Extract<AgentEvent, { type: "run_loop_end" }>>;
+}
+
+const MENTION = /\bloop:([0-9a-z-]{4,})\b/i;
+
+/**
+ * Creates the run loops of an agent.
+ *
+ * @example
+ * ```ts
+ * import { runLoops } from "./manager.ts";
+ * const loops = runLoops();
+ * const first = await loops.place("Write the release notes");
+ * loops.record(first.runLoop.id, { type: "text_delta", text: "Done." });
+ * const again = await loops.place(`loop:${first.runLoop.id} and add the date`);
+ * if (again.event.decision !== "named" || again.runLoop.id !== first.runLoop.id) throw new Error();
+ * ```
+ */
+export function runLoops(options: RunLoopsOptions = {}): RunLoops {
+  const now = () => (options.now?.() ?? new Date()).toISOString();
+  const active = new Map<string, { loop: RunLoop; messages: Message[] }>();
+
+  const start = (goal: string, seededFrom?: string): RunLoop => {
+    const loop: RunLoop = {
+      id: crypto.randomUUID(),
+      goal,
+      status: "active",
+      iterations: [],
+      createdAt: now(),
+      ...(seededFrom ? { seededFrom } : {}),
+    };
+    active.set(loop.id, { loop, messages: [] });
+    return loop;
+  };
+  const iterate = (loop: RunLoop, message: string): void => {
+    loop.iterations.push({
+      index: loop.iterations.length,
+      userMessage: message,
+      reasoning: [],
+      toolCalls: [],
+      toolResults: [],
+      response: "",
+      startedAt: now(),
+    });
+  };
+  const find = (id: string) => {
+    const matches = [...active.keys()].filter((key) => key.startsWith(id));
+    return matches.length === 1 ? active.get(matches[0]) : undefined;
+  };
+  const manager: RunLoops = {
+    active: () => [...active.values()].map((entry) => entry.loop),
+    async get(id) {
+      return find(id)?.loop ?? await options.memory?.runLoop(id);
+    },
+    history(id) {
+      return [...(find(id)?.messages ?? [])];
+    },
+    async place(message, placing = {}) {
+      const named = placing.runLoopId ?? MENTION.exec(message)?.[1];
+      let loop: RunLoop;
+      let event: Placement["event"];
+      let seed: Message | undefined;
+      if (named && find(named)) {
+        loop = find(named)!.loop;
+        event = _event(loop, "named", `the message names run loop ${loop.id.slice(0, 8)}`);
+      } else if (named && await options.memory?.runLoop(named)) {
+        // A completed run loop goes on as a new one, seeded with what memory holds of it.
+        const old = (await options.memory!.runLoop(named))!;
+        loop = start(message, old.id);
+        seed = _seed(old);
+        event = {
+          ..._event(loop, "reopened", `run loop ${old.id.slice(0, 8)} was completed`),
+          seededFrom: old.id,
+        };
+      } else {
+        const decision = await routeMessage(message, manager.active(), {
+          model: options.router,
+          threshold: options.threshold,
+          signal: placing.signal,
+        });
+        const reason = named
+          ? `no run loop "${named}" is known; ${decision.reason}`
+          : decision.reason;
+        if (decision.action === "continue" && decision.runLoopId) {
+          loop = active.get(decision.runLoopId)!.loop;
+          event = _event(loop, "continue", reason, decision.confidence);
+        } else {
+          loop = start(message);
+          event = _event(loop, "new", reason, decision.confidence);
+        }
+      }
+      iterate(loop, message);
+      return { runLoop: loop, event, seed };
+    },
+    record(runLoopId, event) {
+      const entry = active.get(runLoopId);
+      const iteration = entry?.loop.iterations.at(-1);
+      if (!entry || !iteration) return;
+      _record(iteration, event, now);
+      if (event.type === "message") entry.messages.push(event.message);
+    },
+    async end(runLoopId, status) {
+      const entry = active.get(runLoopId);
+      if (!entry) throw new Error(`No active run loop ${runLoopId}`);
+      active.delete(runLoopId);
+      entry.loop.status = status;
+      entry.loop.completedAt = now();
+      await options.memory?.archive(entry.loop);
+      return { type: "run_loop_end", runLoopId, status, iterations: entry.loop.iterations.length };
+    },
+  };
+  return manager;
+}
+
+/** The run loops to complete because too many are active (the oldest first). */
+export function overflow(loops: RunLoops, maxActive = 5): RunLoop[] {
+  const active = loops.active();
+  return active.slice(0, Math.max(0, active.length - maxActive));
+}
+
+function _event(
+  loop: RunLoop,
+  decision: Placement["event"]["decision"],
+  reason: string,
+  confidence?: number,
+): Placement["event"] {
+  return {
+    type: "run_loop_start",
+    runLoopId: loop.id,
+    goal: loop.goal,
+    decision,
+    reason,
+    ...(confidence === undefined ? {} : { confidence }),
+  };
+}
+
+function _record(iteration: Iteration, event: AgentEvent, now: () => string): void {
+  switch (event.type) {
+    case "reasoning_delta":
+      if (iteration.reasoning.length === 0) iteration.reasoning.push("");
+      iteration.reasoning[iteration.reasoning.length - 1] += event.text;
+      break;
+    case "text_delta":
+      iteration.response += event.text;
+      break;
+    case "tool_call":
+      iteration.toolCalls.push({ id: event.id, name: event.name, input: event.input });
+      // A new turn's reasoning starts a new entry.
+      if (iteration.reasoning.at(-1)) iteration.reasoning.push("");
+      break;
+    case "tool_result":
+      iteration.toolResults.push({
+        id: event.id,
+        name: event.name,
+        output: event.output,
+        isError: event.isError,
+      });
+      break;
+    case "turn_start":
+      // Only the final answer is the response: text before tool calls is part of the work.
+      if (iteration.toolCalls.length > 0 || iteration.response) iteration.response = "";
+      break;
+    case "result":
+      iteration.endedAt = now();
+      iteration.reasoning = iteration.reasoning.filter(Boolean);
+      break;
+  }
+}
+
+/** What the model is told of a completed run loop the user goes back to. */
+function _seed(old: RunLoop): Message {
+  const steps = old.iterations.map((iteration) =>
+    `- ${iteration.userMessage ?? ""}\n  → ${iteration.response.slice(0, 600).replace(/\n+/g, " ")}`
+  ).join("\n");
+  return {
+    role: "user",
+    content:
+      `[Memory of run loop ${old.id.slice(0, 8)}, ${old.status} ${old.completedAt ?? ""}]\n` +
+      `Goal: ${old.goal}\n${steps}\n[End of memory. The user goes on from it.]`,
+  };
+}

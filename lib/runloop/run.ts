@@ -1,0 +1,115 @@
+/**
+ * A run inside a run loop: the message is placed (named run loop, continuation, or new goal),
+ * relevant memories are offered to the model, the `recall` tool is added, the run's events are
+ * recorded in the run loop, and run loops that end are archived.
+ *
+ * @module
+ */
+
+import type { AgentEvent, RunResult } from "../events.ts";
+import { runAgent } from "../loop.ts";
+import type { RunAgentOptions } from "../loop_options.ts";
+import type { MemoryStore } from "../memory/memory.ts";
+import type { Message } from "../messages.ts";
+import { overflow, type RunLoops } from "./manager.ts";
+import { createRecallTool, memoryContext } from "./recall.ts";
+
+/** Options of {@link runInLoop}. */
+export interface RunInLoopOptions extends Omit<RunAgentOptions, "input" | "messages"> {
+  /** The user's message. */
+  message: string;
+  /** The run loops. */
+  loops: RunLoops;
+  /** Long-term memory: memories offered at the start, and the `recall` tool. */
+  memory?: MemoryStore;
+  /** The run loop the message is meant for. */
+  runLoopId?: string;
+  /**
+   * The conversation to go on from (default: the run loop's own). The CLI passes its session
+   * here; run loops then mark where goals begin and end.
+   */
+  messages?: readonly Message[];
+  /** Memories offered at the start of a run (default 5; 0: none). */
+  memories?: number;
+  /** Offer the `recall` tool when there is a memory (default true). */
+  recallTool?: boolean;
+  /** Active run loops kept at most; older ones are completed and archived (default 5). */
+  maxActive?: number;
+  /** Complete the run loop when the run succeeds (one-shot runs: the goal is done). */
+  complete?: boolean;
+}
+
+/** A run's result, with the run loop it belonged to. */
+export interface RunInLoopResult extends RunResult {
+  /** The run loop. */
+  runLoopId: string;
+}
+
+/**
+ * Runs the agent on a message inside its run loop, streaming the run's events with
+ * `run_loop_start` after `start`, and `run_loop_end` for each run loop that ends (a failed run
+ * fails its run loop) before the `result`, which stays last.
+ *
+ * @example
+ * ```ts
+ * import { runInLoop } from "./run.ts";
+ * import { runLoops } from "./manager.ts";
+ * import { scriptedModel } from "../scripted_model.ts";
+ * const loops = runLoops();
+ * const run = runInLoop({ model: scriptedModel([{ text: "Done." }]), message: "Tidy up", loops });
+ * let step = await run.next();
+ * const types = [];
+ * while (!step.done) {
+ *   types.push(step.value.type);
+ *   step = await run.next();
+ * }
+ * if (types[1] !== "run_loop_start" || loops.active()[0].iterations[0].response !== "Done.") {
+ *   throw new Error("unexpected");
+ * }
+ * ```
+ */
+export async function* runInLoop(
+  options: RunInLoopOptions,
+): AsyncGenerator<AgentEvent, RunInLoopResult> {
+  const { loops, memory, message } = options;
+  const placement = await loops.place(message, {
+    runLoopId: options.runLoopId,
+    signal: options.signal,
+  });
+  const id = placement.runLoop.id;
+
+  const input: Message[] = [];
+  if (placement.seed) input.push(placement.seed);
+  if (memory && (options.memories ?? 5) > 0) {
+    const offered = await memoryContext(memory, message, { limit: options.memories, exclude: id })
+      .catch(() => undefined);
+    if (offered) input.push(offered);
+  }
+  input.push({ role: "user", content: message });
+
+  const run = runAgent({
+    ...options,
+    messages: options.messages ?? loops.history(id),
+    input,
+    tools: memory && options.recallTool !== false
+      ? [...(options.tools ?? []), createRecallTool(memory)]
+      : options.tools,
+  });
+  // The result comes last, after the run loops that end with this run.
+  let result: AgentEvent | undefined;
+  let step = await run.next();
+  while (!step.done) {
+    loops.record(id, step.value);
+    if (step.value.type === "result") result = step.value;
+    else yield step.value;
+    // The run starts, then says which run loop it belongs to.
+    if (step.value.type === "start") yield placement.event;
+    step = await run.next();
+  }
+  const status = step.value.status;
+  if (status === "error") yield await loops.end(id, "failed");
+  else if (options.complete && status === "success") yield await loops.end(id, "completed");
+  for (const old of overflow(loops, options.maxActive)) yield await loops.end(old.id, "completed");
+  if (result) yield result;
+  return { ...step.value, runLoopId: id };
+}

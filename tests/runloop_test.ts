@@ -1,0 +1,233 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { type AgentEvent, defineTool } from "../mod.ts";
+import { openMemory } from "../lib/memory/store.ts";
+import type { RunLoop } from "../lib/memory/types.ts";
+import { runLoops } from "../lib/runloop/manager.ts";
+import { fallbackRoute, routeMessage } from "../lib/runloop/router.ts";
+import { runInLoop, type RunInLoopOptions, type RunInLoopResult } from "../lib/runloop/run.ts";
+import { scriptedModel } from "../testing.ts";
+
+async function collect(
+  options: RunInLoopOptions,
+): Promise<{ events: AgentEvent[]; result: RunInLoopResult }> {
+  const events: AgentEvent[] = [];
+  const run = runInLoop(options);
+  let step = await run.next();
+  while (!step.done) {
+    events.push(step.value);
+    step = await run.next();
+  }
+  return { events, result: step.value };
+}
+
+const loop = (id: string, goal: string, response = ""): RunLoop => ({
+  id,
+  goal,
+  status: "active",
+  createdAt: `2026-01-0${id.length}T00:00:00Z`,
+  iterations: response
+    ? [{
+      index: 0,
+      userMessage: goal,
+      reasoning: [],
+      toolCalls: [],
+      toolResults: [],
+      response,
+      startedAt: "",
+    }]
+    : [],
+});
+
+Deno.test("router: with no active run loop, a message starts a new one without asking the model", async () => {
+  const model = scriptedModel([]);
+  const decision = await routeMessage("Refactor the parser", [], { model });
+  assert.deepEqual(decision, { action: "new", reason: "no run loop is active" });
+  assert.equal(model.calls, 0);
+});
+
+Deno.test("router: the model's structured answer decides when it is confident", async () => {
+  const active = [loop("a", "Fix the login bug"), loop("bb", "Write the release notes")];
+  const sure = scriptedModel([{
+    text: '{"decision":"continue","runLoopId":"bb","confidence":0.92,"reason":"same notes"}',
+  }]);
+  assert.deepEqual(await routeMessage("Mention the new flag too", active, { model: sure }), {
+    action: "continue",
+    runLoopId: "bb",
+    confidence: 0.92,
+    reason: "same notes",
+  });
+  const request = sure.requests[0];
+  assert.equal(request.tools.length, 0);
+  assert.match(
+    request.messages[0].role === "user" ? request.messages[0].content : "",
+    /id: bb\n {2}goal: Write the release notes/,
+  );
+
+  const fresh = scriptedModel([{
+    text: 'Sure: {"decision": "new", "confidence": 0.8, "reason": "unrelated"}',
+  }]);
+  const decision = await routeMessage("Translate the manual", active, { model: fresh });
+  assert.equal(decision.action, "new");
+  assert.equal(decision.confidence, 0.8);
+});
+
+Deno.test("router: low confidence or an unusable answer falls back to the deterministic rule", async () => {
+  const active = [loop("a", "Fix the login bug in auth.ts", "Fixed the token check in auth.ts.")];
+  const unsure = scriptedModel([{ text: '{"decision":"new","confidence":0.3,"reason":"maybe"}' }]);
+  const low = await routeMessage("Also add a test for the token check", active, { model: unsure });
+  assert.equal(low.action, "continue");
+  assert.equal(low.runLoopId, "a");
+  assert.match(low.reason, /shares words.*; the model was unsure \(0\.30 < 0\.6\)/);
+
+  const garbage = scriptedModel([{ text: "I think it is a continuation." }]);
+  const fallback = await routeMessage("Plan the team offsite in Lisbon", active, {
+    model: garbage,
+  });
+  assert.equal(fallback.action, "new");
+  assert.match(fallback.reason, /the model gave no usable answer/);
+
+  const wrongId = scriptedModel([{
+    text: '{"decision":"continue","runLoopId":"zzz","confidence":0.99}',
+  }]);
+  assert.match((await routeMessage("x", active, { model: wrongId })).reason, /no usable answer/);
+});
+
+Deno.test("router: the deterministic rule continues follow-ups and word-sharing messages", () => {
+  const active = [loop("a", "Write the release notes"), loop("bb", "Fix the flaky upload test")];
+  assert.deepEqual(
+    fallbackRoute("and make it shorter", active).runLoopId,
+    "bb",
+    "follow-up → latest",
+  );
+  assert.equal(fallbackRoute("the upload test still flakes", active).runLoopId, "bb");
+  assert.equal(fallbackRoute("release notes need a date", active).runLoopId, "a");
+  assert.equal(fallbackRoute("Book a table for four", active).action, "new");
+});
+
+Deno.test("run loops: a named active run loop is continued; events come in order; result stays last", async () => {
+  const loops = runLoops();
+  const model = scriptedModel([{ text: "Notes drafted." }, { text: "Date added." }]);
+  const first = await collect({ model, loops, message: "Draft the release notes" });
+  assert.deepEqual(first.events.slice(0, 2).map((e) => e.type), ["start", "run_loop_start"]);
+  assert.equal(first.events.at(-1)?.type, "result");
+  const start = first.events[1];
+  assert.ok(start.type === "run_loop_start" && start.decision === "new");
+
+  const second = await collect({
+    model,
+    loops,
+    message: "add the date",
+    runLoopId: first.result.runLoopId.slice(0, 8),
+  });
+  const named = second.events[1];
+  assert.ok(named.type === "run_loop_start" && named.decision === "named");
+  assert.equal(second.result.runLoopId, first.result.runLoopId);
+  // The run loop's own conversation went on.
+  assert.deepEqual(model.requests[1].messages.map((m) => m.role), ["user", "assistant", "user"]);
+  const [active] = loops.active();
+  assert.deepEqual(active.iterations.map((i) => [i.index, i.userMessage, i.response]), [
+    [0, "Draft the release notes", "Notes drafted."],
+    [1, "add the date", "Date added."],
+  ]);
+});
+
+Deno.test("run loops: a failed run fails its run loop; too many active ones complete the oldest", async () => {
+  const memory = await openMemory({ path: ":memory:" });
+  const loops = runLoops({ memory });
+  const failing = scriptedModel([{ error: new TypeError("broken") }]);
+  const failed = await collect({ model: failing, loops, memory, message: "Do the impossible" });
+  const end = failed.events.find((e) => e.type === "run_loop_end");
+  assert.ok(end?.type === "run_loop_end" && end.status === "failed");
+  assert.equal((await memory.runLoop(failed.result.runLoopId))?.status, "failed");
+  assert.equal(failed.events.at(-1)?.type, "result");
+
+  const model = scriptedModel(() => ({ text: "ok" }));
+  const goals = ["Paint the fence", "Bake bread", "Tune the piano"];
+  let last: AgentEvent[] = [];
+  for (const goal of goals) {
+    last = (await collect({ model, loops, memory, message: goal, maxActive: 2 })).events;
+  }
+  assert.equal(loops.active().length, 2);
+  const ended = last.filter((e) => e.type === "run_loop_end");
+  assert.ok(ended[0]?.type === "run_loop_end" && ended[0].status === "completed");
+  assert.equal((await memory.runLoop(ended[0].runLoopId))?.goal, "Paint the fence");
+  await memory.close();
+});
+
+Deno.test("long-term memory: a second run finds what the first one learned", async () => {
+  const memory = await openMemory({ path: ":memory:" });
+  const readConfig = defineTool({
+    name: "read_config",
+    description: "Reads the config",
+    parameters: z.object({}),
+    execute: () => "listen_port = 4711\nlog_level = debug",
+  });
+  const first = scriptedModel([
+    { toolCalls: [{ name: "read_config" }] },
+    { text: "The service listens on port 4711." },
+  ]);
+  await collect({
+    model: first,
+    loops: runLoops({ memory }),
+    memory,
+    message: "Find out which port the service listens on",
+    tools: [readConfig],
+    complete: true,
+  });
+
+  // Another process: new run loops, same memory.
+  const second = scriptedModel([
+    { toolCalls: [{ name: "recall", input: { query: "listen port" } }] },
+    { text: "Port 4711, as found before." },
+  ]);
+  const { result } = await collect({
+    model: second,
+    loops: runLoops({ memory }),
+    memory,
+    message: "Which port does the service listen on?",
+  });
+  const offered = second.requests[0].messages.find((m) =>
+    m.role === "user" && m.content.startsWith("[Memories")
+  );
+  assert.ok(offered?.role === "user");
+  assert.match(offered.content, /listen_port = 4711/);
+  assert.match(offered.content, /\[[0-9a-f-]{36}#\d+ tool_result /);
+  const recalled = second.requests[1].messages.at(-1);
+  assert.ok(recalled?.role === "tool" && recalled.name === "recall");
+  assert.match(recalled.content, /4711/);
+  assert.equal(result.text, "Port 4711, as found before.");
+  await memory.close();
+});
+
+Deno.test("run loops: naming a completed run loop starts a new one seeded with its memory", async () => {
+  const memory = await openMemory({ path: ":memory:" });
+  const model = scriptedModel(() => ({ text: "Deployed version 2.3 to staging." }));
+  const loops = runLoops({ memory });
+  const done = await collect({
+    model,
+    loops,
+    memory,
+    message: "Deploy 2.3 to staging",
+    complete: true,
+  });
+  const again = await collect({
+    model,
+    loops,
+    memory,
+    message: `loop:${done.result.runLoopId} now to production`,
+  });
+  const start = again.events.find((e) => e.type === "run_loop_start");
+  assert.ok(start?.type === "run_loop_start");
+  assert.equal(start.decision, "reopened");
+  assert.equal(start.seededFrom, done.result.runLoopId);
+  assert.notEqual(again.result.runLoopId, done.result.runLoopId);
+  const seed = model.requests[1].messages[0];
+  assert.ok(seed.role === "user");
+  assert.match(seed.content, /^\[Memory of run loop [0-9a-f]{8}, completed/);
+  assert.match(
+    seed.content,
+    /Goal: Deploy 2\.3 to staging\n- Deploy 2\.3 to staging\n {2}→ Deployed version 2\.3 to staging\./,
+  );
+  await memory.close();
+});
