@@ -254,6 +254,42 @@ export {
   type ShellCommand,
 } from "./lib/permissions/mod.ts";
 
+export {
+  type Anchor,
+  type ArchiveResult,
+  CHUNK_OVERLAP,
+  CHUNK_SIZE,
+  type ChunkOptions,
+  chunkText,
+  type Embedder,
+  type EmbeddingsOptions,
+  ftsQuery,
+  fuseRankings,
+  type Iteration,
+  type IterationToolCall,
+  type IterationToolResult,
+  MEMORY_SCHEMA_VERSION,
+  MemoryError,
+  type MemoryErrorReason,
+  type MemoryOptions,
+  type MemoryStats,
+  type MemoryStore,
+  openaiEmbedder,
+  openMemory,
+  type RetrievedSegment,
+  type RetrieveOptions,
+  type RunLoop,
+  type RunLoopStatus,
+  type Segment,
+  segmentRunLoop,
+  type SegmentType,
+  type VectorHit,
+  type VectorIndex,
+  vectorIndex,
+  type VectorIndexOptions,
+  type VectorSearchOptions,
+} from "./lib/memory/mod.ts";
+
 if (import.meta.main) {
   const { main } = await import("./cli.ts");
   Deno.exit(await main(Deno.args));

@@ -50,10 +50,19 @@ export interface MemoryStore extends AsyncDisposable {
   /**
    * Stores a run loop, whole and cut into segments, in one transaction (replacing it when it
    * was archived before), then embeds the segments when embeddings are configured. Vectors of
-   * unchanged segments are kept; an embedding failure loses nothing (see `reindex`).
+   * unchanged segments are kept. An embedding failure loses nothing: the result says
+   * `embedded: false` and why, and the segments are embedded by a later archive (a few hundred
+   * at a time) or by `reindex()`.
    */
   archive(loop: RunLoop): Promise<ArchiveResult>;
-  /** The segments that best match a query: BM25, fused with vector search when configured. */
+  /**
+   * The segments that best match a query, best first: full-text search ranked by BM25 and, with
+   * embeddings, vector search by cosine similarity, fused by reciprocal rank (k = 60). Relevance
+   * is the fused score over the best possible one: 1 for first in every ranking, at most 0.5
+   * for a segment that only one of two rankings found. When the query cannot be embedded, the
+   * search is full-text only. The first search with embeddings loads every vector into memory
+   * (about a second per 100,000 vectors of 384 dimensions).
+   */
   retrieve(query: string, options?: RetrieveOptions): Promise<RetrievedSegment[]>;
   /** The segments around an anchor (`window` before and after, default 3), and its run loop. */
   expand(anchor: Anchor, window?: number): Promise<{ segments: Segment[]; runLoop: RunLoop }>;
@@ -61,7 +70,11 @@ export interface MemoryStore extends AsyncDisposable {
   runLoop(id: string): Promise<RunLoop | undefined>;
   /** The latest archived run loops, newest first (default 10). */
   recent(limit?: number): Promise<RunLoop[]>;
-  /** Embeds every segment that has no vector yet; how many it embedded. */
+  /**
+   * Embeds every segment that has no vector of the configured model yet (after an outage, or a
+   * change of model); how many it embedded. Throws a `MemoryError` (`embeddings`) when the
+   * server fails, keeping what was embedded until then.
+   */
   reindex(): Promise<{ embedded: number }>;
   /** Counts and size. */
   stats(): MemoryStats;
