@@ -99,8 +99,10 @@ export { OPENAI_BASE_URL, openaiModel, type OpenAIModelOptions } from "./lib/pro
 export type { ChatRequestStyle } from "./lib/providers/openai_request.ts";
 export { anthropicModel, type AnthropicModelOptions } from "./lib/providers/anthropic.ts";
 export {
+  type ModelOverride,
   parseModelSpec,
   PROVIDER_NAMES,
+  type ProviderConfig,
   resolveModel,
   type ResolveModelOptions,
 } from "./lib/providers/resolve.ts";
@@ -197,6 +199,7 @@ export {
   SUMMARY_SYSTEM_PROMPT,
   summaryMessage,
   summaryPrompt,
+  type SummaryPromptParts,
 } from "./lib/compaction_summary.ts";
 export {
   HEURISTIC_COUNTER,
@@ -205,6 +208,7 @@ export {
   requestTokens,
   type TokenCounter,
   type TokenizedRequest,
+  type TokenizerModule,
 } from "./lib/tokens.ts";
 
 export {
@@ -289,6 +293,27 @@ export {
   type VectorIndexOptions,
   type VectorSearchOptions,
 } from "./lib/memory/mod.ts";
+
+export {
+  overflow,
+  type Placement,
+  type RunLoops,
+  runLoops,
+  type RunLoopsOptions,
+} from "./lib/runloop/manager.ts";
+export {
+  fallbackRoute,
+  type RouteDecision,
+  routeMessage,
+  type RouteOptions,
+} from "./lib/runloop/router.ts";
+export { runInLoop, type RunInLoopOptions, type RunInLoopResult } from "./lib/runloop/run.ts";
+export {
+  anchorText,
+  createRecallTool,
+  memoryContext,
+  type RecallInput,
+} from "./lib/runloop/recall.ts";
 
 if (import.meta.main) {
   const { main } = await import("./cli.ts");
