@@ -315,6 +315,8 @@ export {
   type RecallInput,
 } from "./lib/runloop/recall.ts";
 
+export * from "./lib/graph/mod.ts";
+
 if (import.meta.main) {
   const { main } = await import("./cli.ts");
   Deno.exit(await main(Deno.args));

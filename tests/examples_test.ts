@@ -95,3 +95,45 @@ Deno.test("examples/basic.ts runs against an OpenAI-compatible server", async ()
   );
   assert.deepEqual(tools, ["calculator", "get_weather"]);
 });
+
+Deno.test("examples/graph: research, write, review until approved, then publish", async () => {
+  const { reviewGraph } = await import("../examples/graph.ts");
+  const { scriptedModel } = await import("../testing.ts");
+  let reviews = 0;
+  const model = scriptedModel((request) => {
+    const system = request.system ?? "";
+    if (system.startsWith("You judge")) {
+      return {
+        text: reviews >= 2
+          ? '{"answer":"yes","reason":"approved"}'
+          : '{"answer":"no","reason":"fixes asked"}',
+      };
+    }
+    if (system.startsWith("You are a researcher")) {
+      const last = request.messages.at(-1);
+      return last?.role === "tool"
+        ? { text: "A leap year has 31,622,400 seconds." }
+        : { toolCalls: [{ name: "calculator", input: { expression: "366 * 24 * 60 * 60" } }] };
+    }
+    if (system.startsWith("You are a writer")) {
+      return { text: `Draft ${reviews + 1}: 31,622,400 seconds.` };
+    }
+    reviews++;
+    return { text: reviews >= 2 ? "APPROVED" : "Say that it is for a leap year." };
+  });
+  const outcome = await reviewGraph(model).execute("research", "Seconds in a leap year?").result;
+  assert.equal(outcome.status, "completed", outcome.error);
+  assert.equal(outcome.finalMessage, "Draft 2: 31,622,400 seconds.");
+  assert.deepEqual(outcome.path.map((step) => step.node), [
+    "research",
+    "write",
+    "keep",
+    "review",
+    "write",
+    "keep",
+    "review",
+    "publish",
+  ]);
+  assert.equal(outcome.path[3].edge?.to, "write");
+  assert.equal(outcome.path[6].edge?.kind, "model");
+});
