@@ -123,6 +123,7 @@ async function _dispatch(
       tools: prepared.setup.tools,
       withheld: prepared.setup.withheld,
       capabilities: prepared.setup.capabilities,
+      sandbox: prepared.sandbox,
       roots: prepared.setup.roots,
       recallTool: !options.tools || options.tools.includes("recall"),
       maxTurns: options.maxTurns,
@@ -205,6 +206,8 @@ Options:
       --deny <rule>             refuse matching calls, e.g. "bash(rm *)", "write(secrets/**)"
       --permission-mode <mode>  plan (look and propose), default, or accept-edits
       --mcp-config <file>       MCP servers (also read: .mcp.json); repeatable
+      --sandbox <mode>          run shell commands in bubblewrap: auto (when installed;
+                                the default), required (refuse without it), or off
       --tools <a,b>             offer only these tools
       --cwd <dir>               the working directory
       --add-dir <dir>           another directory files may be changed in (repeatable)

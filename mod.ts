@@ -317,6 +317,24 @@ export {
 
 export * from "./lib/graph/mod.ts";
 
+export {
+  detectSandbox,
+  type DetectSandboxOptions,
+  resolveSandbox,
+  SANDBOX_HIDDEN_HOME,
+  SANDBOX_HIDDEN_SYSTEM,
+  SANDBOX_STRIPPED_ENV,
+  sandboxArgs,
+  type SandboxArgsOptions,
+  type SandboxAvailability,
+  type SandboxDecision,
+  sandboxEnv,
+  type SandboxPolicy,
+  type SandboxReport,
+} from "./lib/sandbox/mod.ts";
+export { type BashSandbox } from "./tools/bash.ts";
+export { type McpSandboxConfig, type McpSandboxOptions } from "./lib/mcp/mod.ts";
+
 if (import.meta.main) {
   const { main } = await import("./cli.ts");
   Deno.exit(await main(Deno.args));

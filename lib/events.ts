@@ -4,6 +4,7 @@
  * @module
  */
 
+import type { SandboxReport } from "./sandbox/policy.ts";
 import type { CompactionState } from "./context.ts";
 import type { Message } from "./messages.ts";
 import type { FinishReason } from "./model.ts";
@@ -58,6 +59,8 @@ export type AgentEvent =
     cwd: string;
     /** What the runtime grants each capability, when the caller said. */
     capabilities?: Readonly<Record<string, string>>;
+    /** The sandbox shell commands run in, when the caller said. */
+    sandbox?: SandboxReport;
   }
   | {
     /** A model call begins. */

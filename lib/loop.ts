@@ -114,6 +114,7 @@ async function* _run(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunRe
       tools: [...registry.keys()],
       cwd,
       ...(options.capabilities ? { capabilities: options.capabilities } : {}),
+      ...(options.sandbox ? { sandbox: options.sandbox } : {}),
     };
     const input = typeof options.input === "string"
       ? [userMessage(options.input)]

@@ -5,6 +5,7 @@
  * @module
  */
 
+import type { SandboxReport } from "./sandbox/policy.ts";
 import type { CompactionOptions } from "./compaction.ts";
 import type { CompactionState } from "./context.ts";
 import type { Hooks, PermissionCallback } from "./hooks.ts";
@@ -71,6 +72,8 @@ export interface RunAgentOptions {
   sessionId?: string;
   /** What the runtime grants each capability, reported in the `start` event. */
   capabilities?: Readonly<Record<string, string>>;
+  /** The sandbox shell commands run in, reported in the `start` event. */
+  sandbox?: SandboxReport;
   /** The most output tokens per model call. */
   maxOutputTokens?: number;
   /** Sampling temperature. */

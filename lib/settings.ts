@@ -13,6 +13,7 @@ import { z } from "zod";
 import { ConfigError } from "./errors.ts";
 import type { ShellHook, ShellHooksConfig } from "./cli/shell_hooks.ts";
 import type { MemorySettings } from "./cli/memory.ts";
+import type { SandboxMode, SandboxSettings } from "./cli/sandbox.ts";
 import type { ModelOverride, ProviderConfig } from "./providers/resolve.ts";
 
 const pricing = z.object({
@@ -55,7 +56,17 @@ const hookEvents = [
   "onEvent",
 ] as const;
 
+const sandboxMode = z.enum(["auto", "required", "off"]);
+
 const settingsSchema = z.looseObject({
+  sandbox: z.union([
+    sandboxMode,
+    z.object({
+      mode: sandboxMode.optional(),
+      writable: z.array(z.string().min(1)).optional(),
+      hide: z.array(z.string().min(1)).optional(),
+    }).strict(),
+  ]).optional(),
   model: z.string().optional(),
   permissions: z.object({
     allow: z.array(z.string()).optional(),
@@ -99,6 +110,11 @@ export interface Settings {
   hooks?: ShellHooksConfig;
   /** Long-term memory. */
   memory?: MemorySettings;
+  /**
+   * The sandbox of shell commands: a mode, or the mode with more writable and hidden paths
+   * (user settings; a project may only make it `required`).
+   */
+  sandbox?: SandboxMode | SandboxSettings;
   /** Further keys, for other parts of the agent. */
   [key: string]: unknown;
 }
@@ -164,8 +180,22 @@ export async function loadSettings(
       );
     }
     // The project may pick a model, but only among the presets and the user's providers.
-    const { permissions, hooks, memory, ...others } = rest;
+    const { permissions, hooks, memory, sandbox, ...others } = rest;
     Object.assign(settings, others);
+    if (sandbox) {
+      // A cloned repository may tighten the sandbox, never loosen it.
+      const { mode, ...paths } = typeof sandbox === "string" ? { mode: sandbox } : sandbox;
+      if (mode === "required") {
+        const mine = user?.sandbox;
+        settings.sandbox = { ...(typeof mine === "object" ? mine : {}), mode };
+      }
+      if ((mode !== undefined && mode !== "required") || Object.keys(paths).length > 0) {
+        warnings.push(
+          `${projectPath}: "sandbox" ignored but for "required"; only the user settings may ` +
+            `loosen the sandbox`,
+        );
+      }
+    }
     if (memory) {
       // An embeddings endpoint would receive a key and the memory's text: the user's to choose.
       if (memory.embeddings) {

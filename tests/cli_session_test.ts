@@ -202,7 +202,14 @@ Deno.test("cli sessions: API keys never reach the session file", async () => {
       { text: "done" },
     ],
   });
-  const result = await run(server, where, ["--output", "json", `my key is ${KEY}`]);
+  // Off: in the sandbox the command would not see the key at all.
+  const result = await run(server, where, [
+    "--sandbox",
+    "off",
+    "--output",
+    "json",
+    `my key is ${KEY}`,
+  ]);
   assert.equal(result.code, 0, result.stderr);
   const [file] = await sessionFiles(where.data);
   const text = await Deno.readTextFile(file);

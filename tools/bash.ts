@@ -1,13 +1,38 @@
 /**
  * The `bash` tool: runs a shell command in the working directory, in its own process group, with
- * stderr merged into stdout, a timeout, and output kept to its head and tail.
+ * stderr merged into stdout, a timeout, and output kept to its head and tail; optionally inside
+ * the bubblewrap sandbox.
  *
  * @module
  */
 
 import { z } from "zod";
 import { sleep } from "../lib/async.ts";
+import { sandboxArgs } from "../lib/sandbox/bubblewrap.ts";
+import { _collect } from "./bash_output.ts";
+import { _hostEnv, sandboxEnv } from "../lib/sandbox/env.ts";
 import { defineTool, type Tool, type ToolOutput } from "../lib/tool.ts";
+
+/**
+ * The `bash` tool's sandbox: the `bwrap` to run commands with and what they may do (see
+ * `sandboxArgs`), or, when a sandbox is required and there is none, the reason every call fails
+ * with.
+ */
+export type BashSandbox =
+  | {
+    /** The path of `bwrap`, from `detectSandbox`. */
+    bwrap: string;
+    /** The directories commands may write: the workspace roots, and extras. */
+    writable: string[];
+    /** Whether commands keep the network. */
+    net: boolean;
+    /** More paths to hide, e.g. the agent's own data directory. */
+    hide?: string[];
+  }
+  | {
+    /** What every call answers instead of running. */
+    refuse: string;
+  };
 
 /** Options of {@link createBashTool}. */
 export interface BashToolOptions {
@@ -19,10 +44,18 @@ export interface BashToolOptions {
   maxTimeoutMs?: number;
   /** Output longer than this many characters keeps its head and tail (default 30,000). */
   maxOutputChars?: number;
-  /** Variables added to the inherited environment. */
+  /**
+   * Variables added to the inherited environment. In the sandbox, secrets are stripped from both
+   * (see `sandboxEnv`).
+   */
   env?: Record<string, string>;
   /** How long processes get to exit after SIGTERM before SIGKILL, in milliseconds (default 1,000). */
   killGraceMs?: number;
+  /**
+   * Runs each command as `bwrap <sandboxArgs> -- bash -c …`, with the environment cleared and
+   * refilled by `sandboxEnv`; or, given `{ refuse }`, fails every call with that message.
+   */
+  sandbox?: BashSandbox;
 }
 
 /** The input of the `bash` tool. */
@@ -41,6 +74,12 @@ const _DRAIN_MS = 200;
  * with no stdin and stderr merged into stdout in the order written. The command runs in a new
  * process group; on timeout or cancellation the whole group gets SIGTERM, then SIGKILL after a
  * short grace, and background jobs left when the command ends are stopped the same way.
+ *
+ * With `sandbox`, the command runs inside bubblewrap: the process group is bwrap's, and when it
+ * is killed, or the command exits, the kernel kills everything left in the sandbox's PID
+ * namespace. A command killed by a signal inside then ends with code 128 + the signal's number
+ * (bwrap's exit code), and bwrap's own errors come first in the output. `metadata.sandboxed` says
+ * whether the sandbox was used.
  *
  * @example
  * ```ts
@@ -64,6 +103,8 @@ export function createBashTool(options: BashToolOptions = {}): Tool<BashInput> {
   const maxTimeoutMs = options.maxTimeoutMs ?? 600_000;
   const maxOutputChars = options.maxOutputChars ?? 30_000;
   const graceMs = options.killGraceMs ?? 1_000;
+  const sandbox = options.sandbox;
+  const confined = sandbox && "bwrap" in sandbox ? sandbox : undefined;
   return defineTool({
     name: "bash",
     description: `Runs a shell command with ${shell} -c in the working directory and returns its ` +
@@ -73,9 +114,12 @@ export function createBashTool(options: BashToolOptions = {}): Tool<BashInput> {
       `--no-pager. Each call starts a fresh shell (cd and exports do not carry over; chain ` +
       `commands with && instead). The command is stopped after ${_seconds(defaultTimeoutMs)} ` +
       `unless timeout says otherwise (at most ${_seconds(maxTimeoutMs)}). Background jobs (&) ` +
-      `are stopped when the command returns; to leave a server running, start it with ` +
-      `\`setsid <cmd> > file.log 2>&1 &\`. Long output keeps only its beginning and end, so ` +
-      `filter it (grep, head, tail) when you need a specific part.`,
+      (confined
+        ? `are stopped when the command returns. `
+        : `are stopped when the command returns; to leave a server running, start it with ` +
+          `\`setsid <cmd> > file.log 2>&1 &\`. `) +
+      `Long output keeps only its beginning and end, so filter it (grep, head, tail) when you ` +
+      `need a specific part.` + (confined ? _sandboxNote(confined) : ""),
     parameters: z.object({
       command: z.string().min(1).describe("The command line to run, e.g. `deno test -A`."),
       timeout: z.number().int().positive().max(maxTimeoutMs).optional().describe(
@@ -84,20 +128,35 @@ export function createBashTool(options: BashToolOptions = {}): Tool<BashInput> {
     }),
     capabilities: ["run"],
     timeoutMs: maxTimeoutMs + 30_000,
-    execute: ({ command, timeout }, ctx) =>
-      _run(command, ctx.cwd, ctx.signal, {
+    execute: ({ command, timeout }, ctx) => {
+      if (sandbox && "refuse" in sandbox) {
+        return { output: sandbox.refuse, isError: true, metadata: { sandboxed: false } };
+      }
+      return _run(command, ctx.cwd, ctx.signal, {
         shell,
         env: options.env,
+        sandbox: confined,
         timeoutMs: timeout ?? defaultTimeoutMs,
         maxOutputChars,
         graceMs,
-      }),
+      });
+    },
   });
+}
+
+/** What the model is told about the sandbox. */
+function _sandboxNote(sandbox: { writable: string[]; net: boolean }): string {
+  const writable = sandbox.writable.length ? sandbox.writable.join(", ") : "nothing";
+  return ` Commands run in a sandbox: the file system is read-only except ${writable} and a ` +
+    `private /tmp emptied after each command; ` +
+    (sandbox.net ? "" : "there is no network, so downloads and installs fail; ") +
+    `API keys and tokens are not in the environment, and ~/.ssh and similar are hidden.`;
 }
 
 interface _RunOptions {
   shell: string;
   env?: Record<string, string>;
+  sandbox?: { bwrap: string; writable: string[]; net: boolean; hide?: string[] };
   timeoutMs: number;
   maxOutputChars: number;
   graceMs: number;
@@ -113,6 +172,8 @@ async function _run(
   const started = performance.now();
   const child = await _spawn(command, cwd, options);
   const output = _collect(child.stdout, options.maxOutputChars);
+  // bwrap's own complaints (a bind that fails, …); the command's stderr goes to stdout.
+  const setup = options.sandbox ? _collect(child.stderr, 4_000) : undefined;
 
   // Wait for the shell to exit, the timeout, or cancellation, whichever comes first.
   let killed: "timeout" | "cancel" | undefined;
@@ -137,7 +198,8 @@ async function _run(
   // Whether the command finished or not, nothing of its process group outlives the call.
   await _killGroup(child.pid, () => exited, options.graceMs);
   const { code, signal: exitSignal } = await status;
-  const text = await output.finish(_DRAIN_MS);
+  const said = (await setup?.finish(_DRAIN_MS))?.trim();
+  const text = (said ? `${said}\n` : "") + await output.finish(_DRAIN_MS);
 
   const durationMs = Math.round(performance.now() - started);
   const timedOut = killed === "timeout";
@@ -154,7 +216,12 @@ async function _run(
     output: text === "" ? footer : `${text}${text.endsWith("\n") ? "" : "\n"}${footer}`,
     isError,
     display: `$ ${shown}  (${outcome}, ${(durationMs / 1000).toFixed(1)} s)`,
-    metadata: { exitCode: killed === undefined ? code : null, timedOut, durationMs },
+    metadata: {
+      exitCode: killed === undefined ? code : null,
+      timedOut,
+      durationMs,
+      sandboxed: options.sandbox !== undefined,
+    },
   };
 }
 
@@ -163,16 +230,36 @@ async function _spawn(
   cwd: string,
   options: _RunOptions,
 ): Promise<Deno.ChildProcess> {
+  const sandbox = options.sandbox;
+  // Merge stderr into stdout, then run the command in a fresh shell on the merged output, so
+  // that even its syntax errors are shown, with the right line numbers. In the sandbox the outer
+  // shell stays, as the PID namespace's init: the command's own shell is then an ordinary
+  // process (init ignores signals it has no handler for, so `kill $$` would do nothing), and
+  // when it exits, init exits with its status and the kernel ends whatever is left. Its own
+  // notes ("Terminated") are not the command's output.
+  const wrapper = sandbox
+    ? 'exec 2>/dev/null; "$0" -c "$1" 2>&1; exit $?'
+    : 'exec 2>&1; exec "$0" -c "$1"';
+  const shell = [options.shell, "-c", wrapper, options.shell, command];
+  let program = options.shell;
+  let spawn: Deno.CommandOptions = { args: shell.slice(1), env: options.env, stderr: "null" };
+  if (sandbox) {
+    // The child gets exactly this environment, so that it never holds the secrets.
+    const env = sandboxEnv({ ..._hostEnv(), ...options.env });
+    program = sandbox.bwrap;
+    spawn = {
+      args: sandboxArgs({ ...sandbox, command: shell, cwd, home: env.HOME }),
+      env,
+      clearEnv: true,
+      stderr: "piped",
+    };
+  }
   try {
-    return new Deno.Command(options.shell, {
-      // Merge stderr into stdout, then run the command in a fresh shell on the merged output, so
-      // that even its syntax errors are shown, with the right line numbers.
-      args: ["-c", 'exec 2>&1; exec "$0" -c "$1"', options.shell, command],
+    return new Deno.Command(program, {
+      ...spawn,
       cwd,
-      env: options.env,
       stdin: "null",
       stdout: "piped",
-      stderr: "null",
       detached: true,
     }).spawn();
   } catch (error) {
@@ -180,6 +267,12 @@ async function _spawn(
     const cwdExists = await Deno.stat(cwd).then((info) => info.isDirectory, () => false);
     if (!cwdExists) {
       throw new Error(`The working directory ${cwd} does not exist: create it or run elsewhere.`);
+    }
+    if (sandbox) {
+      throw new Error(
+        `bubblewrap (${sandbox.bwrap}) was not found: install it (apt-get install bubblewrap) ` +
+          `or turn the sandbox off.`,
+      );
     }
     throw new Error(
       `The shell "${options.shell}" was not found: install it or configure another shell.`,
@@ -207,76 +300,6 @@ function _signalGroup(pid: number, signal: Deno.Signal): boolean {
   } catch {
     return false;
   }
-}
-
-interface _Collector {
-  /** Waits up to `drainMs` for the end of the output, then stops reading and gives the text. */
-  finish(drainMs: number): Promise<string>;
-}
-
-/** Reads a stream keeping only its first and last bytes, so any amount of output fits. */
-function _collect(stream: ReadableStream<Uint8Array>, maxChars: number): _Collector {
-  const headCap = Math.ceil(maxChars / 2);
-  const tailCap = maxChars - headCap;
-  const head = new Uint8Array(headCap);
-  let headLength = 0;
-  const tail: Uint8Array[] = [];
-  let tailLength = 0;
-  let total = 0;
-  const reader = stream.getReader();
-  const reading = (async () => {
-    while (true) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      total += value.length;
-      let chunk = value;
-      if (headLength < headCap) {
-        const take = Math.min(headCap - headLength, chunk.length);
-        head.set(chunk.subarray(0, take), headLength);
-        headLength += take;
-        chunk = chunk.subarray(take);
-      }
-      if (chunk.length === 0 || tailCap === 0) continue;
-      tail.push(chunk.slice());
-      tailLength += chunk.length;
-      while (tail.length > 1 && tailLength - tail[0].length >= tailCap) {
-        tailLength -= tail.shift()!.length;
-      }
-    }
-  })().catch(() => {});
-  return {
-    async finish(drainMs) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const drained = await Promise.race([
-        reading.then(() => true),
-        new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), drainMs)),
-      ]);
-      clearTimeout(timer);
-      // A process outside the group may still hold the pipe: stop waiting for its end.
-      if (!drained) await reader.cancel().catch(() => {});
-      await reading;
-      const rest = _concat(tail, tailLength);
-      const kept = rest.subarray(Math.max(0, rest.length - tailCap));
-      const cut = total - headLength - kept.length;
-      if (cut <= 0) return new TextDecoder().decode(_concat([head.subarray(0, headLength), kept]));
-      // Decode each side on its own, dropping a character split by the cut.
-      const start = new TextDecoder().decode(head.subarray(0, headLength), { stream: true });
-      let skip = 0;
-      while (skip < 3 && skip < kept.length && (kept[skip] & 0xc0) === 0x80) skip++;
-      const end = new TextDecoder().decode(kept.subarray(skip));
-      return `${start}\n\n[… ${cut + skip} bytes of output cut …]\n\n${end}`;
-    },
-  };
-}
-
-function _concat(chunks: readonly Uint8Array[], length?: number): Uint8Array {
-  const out = new Uint8Array(length ?? chunks.reduce((sum, chunk) => sum + chunk.length, 0));
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.length;
-  }
-  return out;
 }
 
 function _seconds(ms: number): string {

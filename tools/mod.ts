@@ -13,7 +13,7 @@
  */
 
 import type { Tool } from "../lib/tool.ts";
-import { createBashTool } from "./bash.ts";
+import { type BashToolOptions, createBashTool } from "./bash.ts";
 import { createEditTool } from "./edit.ts";
 import { createFetchTool } from "./fetch.ts";
 import type { ToolFs } from "./fs.ts";
@@ -59,6 +59,8 @@ export interface BuiltinToolOptions {
   env?: (name: string) => string | undefined;
   /** Called when the model updates its task list. */
   onTodo?: (todos: Todo[]) => void;
+  /** The options of the `bash` tool, e.g. its sandbox. */
+  bash?: BashToolOptions;
 }
 
 /**
@@ -81,7 +83,7 @@ export function builtinTools(options: BuiltinToolOptions = {}): Tool[] {
     createLsTool({ fs }),
     createGlobTool({ fs }),
     createGrepTool({ fs }),
-    createBashTool(),
+    createBashTool(options.bash),
     createFetchTool(),
     ...(search ? [search] : []),
     createTodoTool({ onChange: options.onTodo }),

@@ -56,6 +56,8 @@ export interface CliArgs {
   recall?: string;
   /** Remember nothing, and offer no memories. */
   noMemory: boolean;
+  /** Whether shell commands run in the sandbox. */
+  sandbox?: "auto" | "required" | "off";
   /** Show help. */
   help: boolean;
   /** Show the version. */
@@ -109,6 +111,7 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
         "mcp-config": { type: "string", multiple: true },
         recall: { type: "string" },
         "no-memory": { type: "boolean" },
+        sandbox: { type: "string" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "V" },
       },
@@ -143,6 +146,10 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
   if (mode !== undefined && !["plan", "default", "accept-edits"].includes(mode)) {
     throw new UsageError(`--permission-mode must be plan, default or accept-edits, got "${mode}"`);
   }
+  const sandbox = values.sandbox;
+  if (sandbox !== undefined && !["auto", "required", "off"].includes(sandbox)) {
+    throw new UsageError(`--sandbox must be auto, required or off, got "${sandbox}"`);
+  }
   if (values.continue && values.resume !== undefined) {
     throw new UsageError("--continue and --resume both pick a session: give one of them");
   }
@@ -160,6 +167,7 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
     mcpConfig: values["mcp-config"] ?? [],
     recall: values.recall,
     noMemory: values["no-memory"] ?? false,
+    sandbox: sandbox as CliArgs["sandbox"],
     baseURL: values["base-url"],
     output: output as OutputFormat,
     maxTurns,

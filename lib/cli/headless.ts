@@ -45,6 +45,7 @@ export async function runHeadless(
     maxTurns: options.maxTurns,
     cwd: setup.cwd,
     capabilities: setup.capabilities,
+    sandbox: prepared.sandbox,
     // Headless: nobody can answer, so a rule that asks refuses.
     permission: permissionPolicy({
       rules: prepared.rules,

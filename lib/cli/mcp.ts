@@ -11,6 +11,7 @@ import {
   connectMcpServers,
   loadMcpConfig,
   type McpConnection,
+  type McpSandboxOptions,
   type McpServerConfig,
 } from "../mcp/mod.ts";
 
@@ -24,6 +25,10 @@ export async function startMcp(options: {
   env: (name: string) => string | undefined;
   warn: (text: string) => void;
   mode: SessionMode;
+  /** What stdio servers that ask for the sandbox run in. */
+  sandbox?: McpSandboxOptions;
+  /** Every stdio server runs in the sandbox (`--sandbox required`). */
+  sandboxAll?: boolean;
 }): Promise<McpConnection | undefined> {
   const { config, warnings } = await loadMcpConfig({
     cwd: options.cwd,
@@ -32,7 +37,10 @@ export async function startMcp(options: {
   });
   for (const warning of warnings) options.warn(warning);
   const allowed: Record<string, McpServerConfig> = {};
-  for (const [name, server] of Object.entries(config.mcpServers)) {
+  for (const [name, given] of Object.entries(config.mcpServers)) {
+    const server = options.sandboxAll && "command" in given
+      ? { ...given, sandbox: given.sandbox || true }
+      : given;
     const { state, flag } = _permission(server);
     if (state === "granted" || (state === "prompt" && options.mode === "interactive")) {
       allowed[name] = server;
@@ -50,11 +58,14 @@ export async function startMcp(options: {
     cwd: options.cwd,
     env: options.env,
     onWarning: options.warn,
+    sandbox: options.sandbox,
   });
 }
 
 function _permission(server: McpServerConfig): { state: Deno.PermissionState; flag: string } {
   if ("command" in server) {
+    // A sandboxed server is started by bwrap, which the sandbox's detection checked.
+    if (server.sandbox) return { state: "granted", flag: "" };
     const state = Deno.permissions.querySync({ name: "run", command: server.command }).state;
     return { state, flag: `--allow-run=${server.command}` };
   }

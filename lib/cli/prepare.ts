@@ -20,7 +20,9 @@ import {
 } from "../session/mod.ts";
 import { loadSettings, type Settings } from "../settings.ts";
 import { type CliArgs, UsageError } from "./args.ts";
-import { type RunSetup, setupRun, systemPromptFor } from "./setup.ts";
+import { type RunSetup, setupRun, systemPromptFor, workspaceRoots } from "./setup.ts";
+import { type CliSandbox, resolveCliSandbox } from "./sandbox.ts";
+import type { SandboxReport } from "../sandbox/policy.ts";
 import { rulesOf, runHooks } from "./control.ts";
 import { startMcp } from "./mcp.ts";
 import { openProjectMemory } from "./memory.ts";
@@ -59,6 +61,8 @@ export interface Prepared {
   resolveModel(spec: string): Model;
   /** Tools and capabilities. */
   setup: RunSetup;
+  /** The sandbox shell commands run in. */
+  sandbox: SandboxReport;
   /** The system prompt. */
   systemPrompt: string;
   /** Where sessions are saved; none with `--no-session` or when Deno does not grant writing. */
@@ -126,10 +130,22 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
     current: options.permissionMode ?? settings.permissions?.defaultMode ?? "default",
   };
   const sessionMode = environment.interactive ? "interactive" : "headless";
-  const mcp = await startMcp({ cwd, files: options.mcpConfig, env, warn, mode: sessionMode });
+  // The data directory holds sessions, input history and memory; each needs writing there.
+  const sessionsDir = defaultSessionsDir(env);
+  const sandbox = await _sandbox(options, settings, env, sessionMode, sessionsDir);
+  if (sandbox.notice) warn(sandbox.notice);
+  const mcp = await startMcp({
+    cwd,
+    files: options.mcpConfig,
+    env,
+    warn,
+    mode: sessionMode,
+    sandbox: sandbox.mcp,
+    sandboxAll: sandbox.mcpAll,
+  });
   let setup: RunSetup;
   try {
-    setup = await setupRun(options, env, sessionMode, mcp?.tools);
+    setup = await setupRun(options, env, sessionMode, mcp?.tools, { sandbox: sandbox.bash });
   } catch (error) {
     await mcp?.close();
     throw error;
@@ -139,8 +155,6 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
   const shell = Deno.permissions.querySync({ name: "run", command: "sh" }).state;
   const canRunShell = shell === "granted" || (shell === "prompt" && environment.interactive);
   const hooks = runHooks(settings, { cwd, mode: () => mode.current, warn, canRunShell });
-  // The data directory holds sessions, input history and memory; each needs writing there.
-  const sessionsDir = defaultSessionsDir(env);
   const dataDir = sessionsDir && sessionsWritable(dirname(sessionsDir))
     ? dirname(sessionsDir)
     : undefined;
@@ -154,6 +168,7 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
     model,
     resolveModel: resolveWith,
     setup,
+    sandbox: sandbox.report,
     systemPrompt,
     store,
     resumed,
@@ -167,6 +182,30 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
       await memory?.close();
     },
   };
+}
+
+/** The run's sandbox: the roots Deno lets the agent write, the network if Deno grants it all. */
+function _sandbox(
+  options: CliArgs,
+  settings: Settings,
+  env: (name: string) => string | undefined,
+  mode: "interactive" | "headless",
+  sessionsDir: string | undefined,
+): Promise<CliSandbox> {
+  const granted = (descriptor: Deno.PermissionDescriptor) =>
+    Deno.permissions.querySync(descriptor).state;
+  const roots = workspaceRoots(options);
+  const run = granted({ name: "run", command: "bash" });
+  return resolveCliSandbox({
+    flag: options.sandbox,
+    settings: settings.sandbox,
+    cwd: roots[0],
+    roots: roots.filter((path) => granted({ name: "write", path }) === "granted"),
+    net: granted({ name: "net" }) === "granted",
+    hide: sessionsDir ? [dirname(sessionsDir)] : [],
+    env,
+    runs: run === "granted" || (run === "prompt" && mode === "interactive"),
+  });
 }
 
 function _store(

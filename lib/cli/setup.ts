@@ -16,7 +16,7 @@ import {
 } from "../capabilities.ts";
 import { defaultSystemPrompt, findInstructions, withInstructions } from "../system_prompt.ts";
 import type { Tool } from "../tool.ts";
-import { builtinTools } from "../../tools/mod.ts";
+import { type BashToolOptions, builtinTools } from "../../tools/mod.ts";
 import { type CliArgs, UsageError } from "./args.ts";
 
 /** The environment of a CLI run. */
@@ -35,7 +35,7 @@ export interface RunSetup {
 
 /**
  * Works out the run's environment from the flags and Deno's permissions; `extra` tools (an MCP
- * server's) are offered as they are. Throws a
+ * server's) are offered as they are, and `bash` configures the shell tool (its sandbox). Throws a
  * {@link UsageError} for a working directory that does not exist or an unknown tool name.
  *
  * @example
@@ -51,11 +51,12 @@ export async function setupRun(
   env: (name: string) => string | undefined,
   mode: SessionMode,
   extra: readonly Tool[] = [],
+  bash?: BashToolOptions,
 ): Promise<RunSetup> {
-  const cwd = resolve(args.cwd ?? Deno.cwd());
-  const roots = [cwd, ...args.addDirs.map((dir) => resolve(cwd, dir))];
+  const roots = workspaceRoots(args);
+  const cwd = roots[0];
   for (const dir of args.cwd ? roots : roots.slice(1)) await _assertDirectory(dir);
-  const all = builtinTools({ roots, env });
+  const all = builtinTools({ roots, env, bash });
   if (args.tools) {
     const known = new Set([...all, ...extra].map((tool) => tool.name));
     const unknown = args.tools.filter((name) => !known.has(name));
@@ -72,6 +73,22 @@ export async function setupRun(
   // Extra tools (MCP servers') were already checked against Deno when their servers started.
   const extras = args.tools ? extra.filter((tool) => args.tools!.includes(tool.name)) : extra;
   return { cwd, roots, capabilities, tools: [...offered, ...extras], withheld };
+}
+
+/**
+ * The workspace roots, absolute: the working directory (`--cwd`, or Deno's), then each `--add-dir`.
+ *
+ * @example
+ * ```ts
+ * import { parseCliArgs } from "./args.ts";
+ * import { workspaceRoots } from "./setup.ts";
+ * const roots = workspaceRoots(parseCliArgs(["--cwd", "/w", "--add-dir", "../lib"]));
+ * if (roots.join() !== "/w,/lib") throw new Error(roots.join());
+ * ```
+ */
+export function workspaceRoots(args: Pick<CliArgs, "cwd" | "addDirs">): string[] {
+  const cwd = resolve(args.cwd ?? Deno.cwd());
+  return [cwd, ...args.addDirs.map((dir) => resolve(cwd, dir))];
 }
 
 /**

@@ -13,6 +13,7 @@ import type { MemoryStore } from "../memory/mod.ts";
 import { runLoops } from "../runloop/manager.ts";
 import { runInLoop } from "../runloop/run.ts";
 import type { CapabilityStates, WithheldTool } from "../capabilities.ts";
+import type { SandboxReport } from "../sandbox/policy.ts";
 import { compactConversation } from "../compaction.ts";
 import type { Message } from "../messages.ts";
 import type { Model } from "../model.ts";
@@ -48,6 +49,8 @@ export interface InteractiveOptions {
   withheld: WithheldTool[];
   /** What Deno grants, at start. */
   capabilities: CapabilityStates;
+  /** The sandbox shell commands run in, for the `start` event. */
+  sandbox?: SandboxReport;
   /** Model calls allowed per run. */
   maxTurns?: number;
   /** Where sessions are saved; none: nothing is saved. */
@@ -178,6 +181,7 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     maxTurns: options.maxTurns,
     cwd: options.cwd,
     capabilities: options.capabilities,
+    sandbox: options.sandbox,
     permission,
     hooks: options.hooks,
   });

@@ -52,6 +52,15 @@ export interface McpConnection extends AsyncDisposable {
   close(): Promise<void>;
 }
 
+/**
+ * The sandbox for the stdio servers whose config asks for it (`"sandbox"`): the `bwrap` found by
+ * `detectSandbox`, the workspace roots they may write, and more paths to hide; or why there is
+ * none, for the warning of each server that asks.
+ */
+export type McpSandboxOptions =
+  | { bwrap: string; workspace: string[]; hide?: string[] }
+  | { unavailable: string };
+
 /** Options of {@link connectMcpServers}. */
 export interface ConnectMcpOptions {
   /**
@@ -71,6 +80,12 @@ export interface ConnectMcpOptions {
   callTimeoutMs?: number;
   /** Hears why a server did not start, or that it stopped. */
   onWarning?: (message: string) => void;
+  /**
+   * Where servers that ask for the sandbox run. Without it (or with `{ unavailable }`) such a
+   * server does not start, with a warning: it never runs unconfined. Servers that do not ask are
+   * not affected.
+   */
+  sandbox?: McpSandboxOptions;
 }
 
 /** The defaults of {@link ConnectMcpOptions}. */
@@ -131,6 +146,7 @@ export async function connectMcpServers(
     _createServer(name, server, {
       env: inherited,
       cwd: options.cwd,
+      sandbox: options.sandbox,
       startupTimeoutMs,
       callTimeoutMs,
       onWarning: warn,

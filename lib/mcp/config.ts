@@ -24,6 +24,21 @@ export interface McpStdioServerConfig {
   env?: Record<string, string>;
   /** The directory it runs in; relative to the agent's working directory. */
   cwd?: string;
+  /**
+   * Runs the server inside the bubblewrap sandbox: `true` for the workspace writable, the rest
+   * read-only and no network; an object to give it the network or more writable directories
+   * (relative to the agent's working directory). A server that asks for the sandbox where there
+   * is none does not start.
+   */
+  sandbox?: boolean | McpSandboxConfig;
+}
+
+/** What a sandboxed stdio server may do besides writing the workspace. */
+export interface McpSandboxConfig {
+  /** Whether it keeps the network (default false). */
+  net?: boolean;
+  /** More directories it may write, e.g. a cache. */
+  writable?: string[];
 }
 
 /** A server the agent reaches over HTTP: Streamable HTTP, or the older HTTP+SSE transport. */
@@ -90,6 +105,13 @@ const _stdioSchema = z.looseObject({
   args: z.array(z.string()).optional(),
   env: _strings.optional(),
   cwd: z.string().min(1).optional(),
+  sandbox: z.union([
+    z.boolean(),
+    z.looseObject({
+      net: z.boolean().optional(),
+      writable: z.array(z.string().min(1)).optional(),
+    }),
+  ]).optional(),
 });
 
 const _httpSchema = z.looseObject({
@@ -106,7 +128,7 @@ const _TYPES = ["stdio", "http", "streamable-http", "sse"];
 
 /**
  * Checks an MCP configuration value (a parsed `.mcp.json`) and expands `${VAR}` and
- * `${VAR:-default}` in `command`, `args`, `env`, `cwd`, `url` and `headers`. A server with a
+ * `${VAR:-default}` in `command`, `args`, `env`, `cwd`, `sandbox.writable`, `url` and `headers`. A server with a
  * `url` and no `type` is taken as `http`. Keys this version does not know are ignored. Throws a
  * {@link ConfigError} naming the source and the field when the value does not fit.
  *
@@ -157,12 +179,22 @@ export function parseMcpConfig(
       if (!checked.success) {
         throw new ConfigError(`Bad MCP config in ${source}: ${_issues(checked.error, at)}`);
       }
-      const { command, args, env, cwd } = checked.data;
+      const { command, args, env, cwd, sandbox } = checked.data;
       const server: McpStdioServerConfig = { command: expand(command, "command") };
       if (type === "stdio") server.type = "stdio";
       if (args) server.args = args.map((arg, i) => expand(arg, `args[${i}]`));
       if (env) server.env = _mapValues(env, (v, k) => expand(v, `env.${k}`));
       if (cwd) server.cwd = expand(cwd, "cwd");
+      if (sandbox === true) server.sandbox = true;
+      else if (typeof sandbox === "object") {
+        server.sandbox = {};
+        if (sandbox.net !== undefined) server.sandbox.net = sandbox.net;
+        if (sandbox.writable) {
+          server.sandbox.writable = sandbox.writable.map((path, i) =>
+            expand(path, `sandbox.writable[${i}]`)
+          );
+        }
+      }
       mcpServers[name] = server;
     } else {
       const checked = _httpSchema.safeParse({ ...entry, type });

@@ -8,7 +8,7 @@
 
 import type { Client } from "@modelcontextprotocol/sdk/client";
 import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types";
-import type { McpServerState, McpServerStatus } from "./client.ts";
+import type { McpSandboxOptions, McpServerState, McpServerStatus } from "./client.ts";
 import type { McpServerConfig } from "./config.ts";
 import {
   _CONNECTION_CLOSED,
@@ -24,6 +24,8 @@ export interface _ServerOptions {
   env: Record<string, string>;
   /** The directory stdio servers run in (default: the agent's). */
   cwd?: string;
+  /** The sandbox for stdio servers that ask for it. */
+  sandbox?: McpSandboxOptions;
   /** How long starting (or restarting) may take. */
   startupTimeoutMs: number;
   /** How long a call may take. */
@@ -83,6 +85,7 @@ export function _createServer(
     opening ??= _openSession(config, {
       env: options.env,
       cwd: options.cwd,
+      sandbox: options.sandbox,
       timeoutMs: options.startupTimeoutMs,
       onLost(lost, reason) {
         if (lost !== session) return;

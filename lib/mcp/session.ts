@@ -18,9 +18,9 @@ import {
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
 import { resolve } from "node:path";
 import denoJson from "../../deno.json" with { type: "json" };
-import type { McpTransportKind } from "./client.ts";
-import type { McpServerConfig } from "./config.ts";
-import { _stdioTransport } from "./stdio_transport.ts";
+import type { McpSandboxOptions, McpTransportKind } from "./client.ts";
+import type { McpServerConfig, McpStdioServerConfig } from "./config.ts";
+import { type _StdioSandbox, _stdioTransport } from "./stdio_transport.ts";
 
 /** A live connection. */
 export interface _Session {
@@ -44,6 +44,8 @@ export interface _OpenOptions {
   env: Record<string, string>;
   /** The directory stdio servers run in, unless they set their own (default: the agent's). */
   cwd?: string;
+  /** The sandbox for stdio servers that ask for it. */
+  sandbox?: McpSandboxOptions;
   /** The deadline for the connection and the `initialize` handshake. */
   timeoutMs: number;
   /** Hears when an open connection is lost, with the reason. */
@@ -96,6 +98,7 @@ async function _open(
     args: config.args ?? [],
     env: { ...options.env, ...config.env },
     cwd: options.cwd === undefined ? config.cwd : resolve(options.cwd, config.cwd ?? "."),
+    sandbox: _sandbox(config, options),
   });
   let transport: Transport;
   if (stdio) transport = stdio;
@@ -212,6 +215,31 @@ function _startError(
 }
 
 const _TIMEOUT = "startup timed out";
+
+/** The sandbox a stdio server asks for; throws when it asks and there is none. */
+function _sandbox(
+  config: McpStdioServerConfig,
+  options: _OpenOptions,
+): _StdioSandbox | undefined {
+  if (!config.sandbox) return undefined;
+  const given = options.sandbox;
+  if (!given || "unavailable" in given) {
+    throw new Error(
+      `it asks for the sandbox ("sandbox" in its config), but ${
+        given?.unavailable ?? "none was set up"
+      }; install bubblewrap (apt-get install bubblewrap), or remove "sandbox" from its config ` +
+        `to run it unconfined`,
+    );
+  }
+  const own = config.sandbox === true ? {} : config.sandbox;
+  const base = options.cwd ?? Deno.cwd();
+  return {
+    bwrap: given.bwrap,
+    writable: [...given.workspace, ...(own.writable ?? []).map((path) => resolve(base, path))],
+    net: own.net ?? false,
+    hide: given.hide,
+  };
+}
 
 /** `exited with code 1 (stderr: …)` once a stdio server is gone. */
 function _exitReason(stdio: ReturnType<typeof _stdioTransport> | undefined): string | undefined {

@@ -6,10 +6,14 @@
  * The SDK's own `StdioClientTransport` reads `process.env`, which makes Deno ask for `--allow-env`,
  * and cannot stop grandchildren (`npx` → `node`); this one does neither.
  *
+ * With `sandbox`, the server runs inside bubblewrap (`sandboxArgs`): bwrap leads the process
+ * group, and when it is killed or the server exits, the kernel ends the whole sandbox.
+ *
  * @module
  */
 
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
+import { sandboxArgs } from "../sandbox/bubblewrap.ts";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 
@@ -25,6 +29,20 @@ export interface _StdioParams {
   graceMs?: number;
   /** How many bytes of stderr to keep (default 8 KiB). */
   stderrBytes?: number;
+  /** Runs the server inside bubblewrap, with `env` as given. */
+  sandbox?: _StdioSandbox;
+}
+
+/** The sandbox of a stdio server (see `sandboxArgs`). */
+export interface _StdioSandbox {
+  /** The `bwrap` to run. */
+  bwrap: string;
+  /** The directories it may write. */
+  writable: string[];
+  /** Whether it keeps the network. */
+  net: boolean;
+  /** More paths to hide. */
+  hide?: string[];
 }
 
 /** A stdio transport, and what it knows about its process. */
@@ -124,9 +142,22 @@ export function _stdioTransport(params: _StdioParams): _StdioTransport {
 }
 
 async function _spawn(params: _StdioParams): Promise<Deno.ChildProcess> {
+  const sandbox = params.sandbox;
+  // In the sandbox, bwrap is the process group's leader: killing it ends the whole namespace.
+  const [program, args] = sandbox
+    ? [
+      sandbox.bwrap,
+      sandboxArgs({
+        ...sandbox,
+        command: [params.command, ...params.args],
+        cwd: params.cwd ?? Deno.cwd(),
+        home: params.env.HOME,
+      }),
+    ]
+    : [params.command, params.args];
   try {
-    return new Deno.Command(params.command, {
-      args: params.args,
+    return new Deno.Command(program, {
+      args,
       cwd: params.cwd,
       env: params.env,
       clearEnv: true,
@@ -138,7 +169,7 @@ async function _spawn(params: _StdioParams): Promise<Deno.ChildProcess> {
   } catch (error) {
     if (error instanceof Deno.errors.NotCapable) {
       throw new Error(
-        `Deno does not allow running "${params.command}": allow it with --allow-run`,
+        `Deno does not allow running "${program}": allow it with --allow-run`,
         { cause: error },
       );
     }
@@ -146,9 +177,11 @@ async function _spawn(params: _StdioParams): Promise<Deno.ChildProcess> {
       const cwdExists = params.cwd === undefined ||
         await Deno.stat(params.cwd).then((info) => info.isDirectory, () => false);
       throw new Error(
-        cwdExists
-          ? `command "${params.command}" not found: install it or fix "command" in the MCP config`
-          : `the directory ${params.cwd} does not exist: fix "cwd" in the MCP config`,
+        !cwdExists
+          ? `the directory ${params.cwd} does not exist: fix "cwd" in the MCP config`
+          : sandbox
+          ? `bubblewrap (${sandbox.bwrap}) not found: install it (apt-get install bubblewrap)`
+          : `command "${params.command}" not found: install it or fix "command" in the MCP config`,
         { cause: error },
       );
     }

@@ -1,0 +1,135 @@
+/**
+ * Whether bubblewrap can make a sandbox here: installed, allowed by Deno, and allowed by the
+ * kernel (user namespaces may be off, a container may forbid mounting `/proc`).
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { _isolation } from "./bubblewrap.ts";
+
+/** Whether a sandbox can be made here, and with which `bwrap`, or why not. */
+export type SandboxAvailability =
+  | { available: true; version: string; path: string }
+  | { available: false; reason: string };
+
+/** Options of {@link detectSandbox}. */
+export interface DetectSandboxOptions {
+  /** The `bwrap` to use (default: the first on `PATH`). */
+  path?: string;
+}
+
+const _cache = new Map<string, Promise<SandboxAvailability>>();
+
+/**
+ * Finds `bwrap` and checks that it can really make a sandbox (user namespaces may be disabled,
+ * or a container may forbid mounting `/proc`) by running `true` in one with the namespaces and
+ * mounts `sandboxArgs` uses. The answer is cached for the process, per path. Never throws:
+ * without `--allow-run` the sandbox is unavailable, and the reason says so; Deno is never asked.
+ *
+ * @example
+ * ```ts
+ * import { detectSandbox } from "./detect.ts";
+ * const missing = await detectSandbox({ path: "/nonexistent/bwrap" });
+ * if (missing.available || !missing.reason.includes("/nonexistent/bwrap")) {
+ *   throw new Error("unexpected");
+ * }
+ * ```
+ */
+export function detectSandbox(options: DetectSandboxOptions = {}): Promise<SandboxAvailability> {
+  const key = options.path ?? "";
+  let found = _cache.get(key);
+  if (!found) {
+    found = _detect(options.path).catch((error) => ({
+      available: false as const,
+      reason: `checking bwrap failed: ${(error as Error).message}`,
+    }));
+    _cache.set(key, found);
+  }
+  return found;
+}
+
+async function _detect(given: string | undefined): Promise<SandboxAvailability> {
+  const path = given ?? _which("bwrap") ?? "bwrap";
+  if (Deno.permissions.querySync({ name: "run", command: path }).state !== "granted") {
+    return {
+      available: false,
+      reason: `Deno does not allow running ${path}: allow it with --allow-run`,
+    };
+  }
+  let version: Deno.CommandOutput;
+  try {
+    version = await new Deno.Command(path, { args: ["--version"], stdin: "null" }).output();
+  } catch (error) {
+    return {
+      available: false,
+      reason: error instanceof Deno.errors.NotFound
+        ? `bubblewrap (${path}) is not installed`
+        : `${path} cannot be run: ${(error as Error).message}`,
+    };
+  }
+  const probe = await _output(path, [
+    ..._isolation(false),
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    "--tmpfs",
+    "/tmp",
+    "--",
+    "true",
+  ], 5_000);
+  if (!probe.success) {
+    const said = new TextDecoder().decode(probe.stderr).trim().split("\n")[0] ||
+      `it exited with code ${probe.code}`;
+    return {
+      available: false,
+      reason: `${path} cannot make a sandbox here (${said}); user namespaces may be disabled ` +
+        `(sysctl kernel.unprivileged_userns_clone, or AppArmor's ` +
+        `kernel.apparmor_restrict_unprivileged_userns)`,
+    };
+  }
+  const text = new TextDecoder().decode(version.stdout).trim();
+  return { available: true, version: text.replace(/^bubblewrap\s+/, "") || text, path };
+}
+
+/** Runs a command, killing it after `ms`. */
+async function _output(path: string, args: string[], ms: number): Promise<Deno.CommandOutput> {
+  const child = new Deno.Command(path, {
+    args,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const timer = setTimeout(() => {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }, ms);
+  try {
+    return await child.output();
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The first `name` on `PATH` when Deno lets it be looked up without asking. */
+function _which(name: string): string | undefined {
+  if (Deno.permissions.querySync({ name: "env", variable: "PATH" }).state !== "granted") return;
+  for (const dir of (Deno.env.get("PATH") ?? "").split(":")) {
+    if (!dir) continue;
+    const path = join(dir, name);
+    if (Deno.permissions.querySync({ name: "read", path }).state !== "granted") continue;
+    try {
+      if (Deno.statSync(path).isFile) return path;
+    } catch {
+      // Not there.
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,94 @@
+/**
+ * Whether commands run in the sandbox: the user's choice (`--sandbox auto|required|off`) against
+ * what {@link detectSandbox} found.
+ *
+ * @module
+ */
+
+import type { SandboxAvailability } from "./detect.ts";
+
+/** What the user asks of the sandbox. */
+export interface SandboxPolicy {
+  /**
+   * `auto`: use it when available, else run without it after a warning; `required`: refuse to
+   * run commands without it; `off`: never use it.
+   */
+  mode: "auto" | "required" | "off";
+  /** Directories writable besides the workspace roots, e.g. a cache. */
+  writable?: string[];
+  /** Whether commands keep the network (default false). */
+  net?: boolean;
+}
+
+/** What {@link resolveSandbox} decides. */
+export interface SandboxDecision {
+  /** Whether commands run in the sandbox. */
+  use: boolean;
+  /** Said once, when commands run without the sandbox that `auto` would have used. */
+  warning?: string;
+  /** Set when commands must not run at all (`required` without a sandbox): the reason. */
+  refuse?: string;
+}
+
+/** The sandbox a run's commands are under, as the `start` event reports it. */
+export type SandboxReport =
+  | {
+    /** Commands run inside bubblewrap. */
+    kind: "bubblewrap";
+    /** The mode asked for. */
+    mode: "auto" | "required";
+    /** Whether commands keep the network. */
+    net: boolean;
+    /** What commands may write besides a private `/tmp`. */
+    writable: string[];
+  }
+  | {
+    /** Commands run without a sandbox, or (`required`) do not run at all. */
+    kind: "none";
+    /** The mode asked for. */
+    mode: "auto" | "required" | "off";
+    /** Why there is no sandbox. */
+    reason: string;
+  };
+
+/** How to get bubblewrap, for the messages. */
+const _INSTALL = "install bubblewrap (apt-get install bubblewrap)";
+
+/**
+ * Decides from the policy and the availability: `off` never uses the sandbox; `auto` uses it
+ * when available and otherwise gives a warning to show once; `required` uses it or gives the
+ * refusal every command should fail with.
+ *
+ * @example
+ * ```ts
+ * import { resolveSandbox } from "./policy.ts";
+ * const missing = { available: false, reason: "bubblewrap is not installed" } as const;
+ * const auto = resolveSandbox({ mode: "auto" }, missing);
+ * if (auto.use || !auto.warning?.startsWith("commands run without a sandbox")) {
+ *   throw new Error("unexpected");
+ * }
+ * const required = resolveSandbox({ mode: "required" }, missing);
+ * if (required.use || !required.refuse?.includes("apt-get install bubblewrap")) {
+ *   throw new Error("unexpected");
+ * }
+ * ```
+ */
+export function resolveSandbox(
+  policy: SandboxPolicy,
+  availability: SandboxAvailability,
+): SandboxDecision {
+  if (policy.mode === "off") return { use: false };
+  if (availability.available) return { use: true };
+  if (policy.mode === "required") {
+    return {
+      use: false,
+      refuse: `The sandbox is required, but ${availability.reason}: ${_INSTALL} and make sure ` +
+        `user namespaces are enabled, or set --sandbox auto or off to run commands without it.`,
+    };
+  }
+  return {
+    use: false,
+    warning: `commands run without a sandbox: ${availability.reason}; ${_INSTALL} or set ` +
+      `--sandbox off to silence this`,
+  };
+}
