@@ -77,7 +77,8 @@ export async function main(args: readonly string[], io: CliIo = denoIo()): Promi
       return 0;
     }
     // No prompt on a terminal: an interactive session; no prompt otherwise: read stdin.
-    const listing = options.listSessions || options.recall !== undefined;
+    const listing = options.listSessions || options.recall !== undefined ||
+      options.command === "serve";
     const interactive = !options.prompt && io.interactive === true && !listing;
     if (!interactive && !listing) {
       prompt = options.prompt || (await io.readStdin())?.trim();
@@ -109,6 +110,10 @@ async function _dispatch(
   prompt: string | undefined,
   io: CliIo,
 ): Promise<number> {
+  if (options.command === "serve") {
+    const { runServe } = await import("./lib/cli/serve.ts");
+    return await runServe(options, prepared, io);
+  }
   if (options.listSessions) return await _listSessions(prepared, io);
   if (options.recall !== undefined) return await _recall(prepared, options.recall, io);
   if (prompt === undefined) {
@@ -182,6 +187,7 @@ const HELP = `agent ${denoJson.version}: an LLM agent for the terminal
 
 Usage:
   agent [options] [prompt...]
+  agent serve [--port <n>] [--host <addr>] [--max-runs <n>] [options]
   deno run -A jsr:@x/agent [options] [prompt...]
 
 A prompt runs one task and exits. Without one, on a terminal, an interactive session starts;
@@ -213,6 +219,10 @@ Options:
       --add-dir <dir>           another directory files may be changed in (repeatable)
       --thinking <tokens>       extended thinking budget (Anthropic models; 0: off)
   -v, --verbose                 print each model request's size, timing and tokens
+      --port <n>                serve: the port (default 8787; 0 picks a free one)
+      --host <addr>             serve: the interface (default 127.0.0.1; others need
+                                AGENT_SERVE_TOKEN, the bearer token clients send)
+      --max-runs <n>            serve: runs going at once at most (default 16; then 429)
   -h, --help                    show this help
   -V, --version                 show the version
 

@@ -335,6 +335,30 @@ export {
 export { type BashSandbox } from "./tools/bash.ts";
 export { type McpSandboxConfig, type McpSandboxOptions } from "./lib/mcp/mod.ts";
 
+export {
+  type AgentHandler,
+  type AgentHandlerOptions,
+  type AgentService,
+  type AgentServiceOptions,
+  checkAccess,
+  createAgentHandler,
+  createAgentService,
+  type Delivery,
+  isLoopback,
+  openApiDocument,
+  type Refusal,
+  type RunInfo,
+  type RunListener,
+  runLoopMessageSchema,
+  type RunRequest,
+  type RunRequestBody,
+  runRequestSchema,
+  type RunSummary,
+  ServiceError,
+  ServiceRun,
+  sseResponse,
+} from "./lib/service/mod.ts";
+
 if (import.meta.main) {
   const { main } = await import("./cli.ts");
   Deno.exit(await main(Deno.args));

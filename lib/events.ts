@@ -155,8 +155,11 @@ export type AgentEvent =
      * not summarize the conversation.
      */
     type: "notice";
-    /** What happened: a loop caught, a nudge sent, a summary that could not be made. */
-    kind: "doom_loop" | "nudge" | "compaction_failed";
+    /**
+     * What happened: a loop caught, a nudge sent, a summary that could not be made, or an error
+     * outside the run's own result (a service run that could not go on).
+     */
+    kind: "doom_loop" | "nudge" | "compaction_failed" | "error";
     /** What happened, in words; for `doom_loop` and `nudge`, the words sent to the model. */
     message: string;
   }

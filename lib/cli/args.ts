@@ -58,6 +58,14 @@ export interface CliArgs {
   noMemory: boolean;
   /** Whether shell commands run in the sandbox. */
   sandbox?: "auto" | "required" | "off";
+  /** `serve`: run as an HTTP service. */
+  command?: "serve";
+  /** The port to serve on. */
+  port?: number;
+  /** The interface to serve on. */
+  host?: string;
+  /** Runs going at once at most (serve). */
+  maxRuns?: number;
   /** Show help. */
   help: boolean;
   /** Show the version. */
@@ -112,6 +120,9 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
         recall: { type: "string" },
         "no-memory": { type: "boolean" },
         sandbox: { type: "string" },
+        port: { type: "string" },
+        host: { type: "string" },
+        "max-runs": { type: "string" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "V" },
       },
@@ -150,6 +161,19 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
   if (sandbox !== undefined && !["auto", "required", "off"].includes(sandbox)) {
     throw new UsageError(`--sandbox must be auto, required or off, got "${sandbox}"`);
   }
+  const command = positionals[0] === "serve" ? "serve" : undefined;
+  if (command && positionals.length > 1) {
+    throw new UsageError(
+      `agent serve takes no prompt (got "${positionals.slice(1).join(" ")}"); to run a task ` +
+        `that starts with "serve", quote it: agent "serve …"`,
+    );
+  }
+  const serveFlag = ["port", "host", "max-runs"].find((name) =>
+    values[name as "port"] !== undefined
+  );
+  if (!command && serveFlag) throw new UsageError(`--${serveFlag} is an option of agent serve`);
+  const port = _whole(values.port, "--port", 0, 65535);
+  const maxRuns = _whole(values["max-runs"], "--max-runs", 1, 100_000);
   if (values.continue && values.resume !== undefined) {
     throw new UsageError("--continue and --resume both pick a session: give one of them");
   }
@@ -168,6 +192,10 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
     recall: values.recall,
     noMemory: values["no-memory"] ?? false,
     sandbox: sandbox as CliArgs["sandbox"],
+    command,
+    port,
+    host: values.host,
+    maxRuns,
     baseURL: values["base-url"],
     output: output as OutputFormat,
     maxTurns,
@@ -179,6 +207,15 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
     verbose: values.verbose ?? false,
     help: values.help ?? false,
     version: values.version ?? false,
-    prompt: positionals.join(" ").trim(),
+    prompt: command ? "" : positionals.join(" ").trim(),
   };
+}
+
+function _whole(text: string | undefined, flag: string, min: number, max: number) {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new UsageError(`${flag} must be a whole number from ${min} to ${max}, got "${text}"`);
+  }
+  return value;
 }

@@ -47,6 +47,8 @@ export interface ConversationOptions {
   model: string;
   /** A session to go on with. */
   resumed?: LoadedSession;
+  /** The id of a new session (default a new UUID). */
+  id?: string;
 }
 
 /**
@@ -63,7 +65,7 @@ export interface ConversationOptions {
 export function conversation(options: ConversationOptions): Conversation {
   let messages: Message[] = [...(options.resumed?.messages ?? [])];
   let compaction = options.resumed?.compaction;
-  const id = options.resumed?.header.id ?? crypto.randomUUID();
+  const id = options.resumed?.header.id ?? options.id ?? crypto.randomUUID();
   let writer: SessionWriter | undefined;
   let model = options.model;
   const usage = emptyUsage();

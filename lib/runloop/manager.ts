@@ -44,11 +44,20 @@ export interface RunLoops {
   get(id: string): Promise<RunLoop | undefined>;
   /** The conversation of an active run loop (a copy). */
   history(id: string): Message[];
-  /** Places a message: in the run loop it names, one it continues, or a new one. */
+  /**
+   * Places a message: in the run loop it names, one it continues, or a new one (always a new
+   * one with `fresh`). With `placed`, the message is already the last iteration of the active
+   * run loop it names, and no iteration is added for it there.
+   */
   place(
     message: string,
-    options?: { runLoopId?: string; signal?: AbortSignal },
+    options?: { runLoopId?: string; signal?: AbortSignal; fresh?: boolean; placed?: boolean },
   ): Promise<Placement>;
+  /**
+   * Takes a placement back before anything ran: a run loop it started is dropped, the
+   * iteration it added to another is removed.
+   */
+  unplace(placement: Placement): void;
   /** Records an event of a run in the run loop's current iteration. */
   record(runLoopId: string, event: AgentEvent): void;
   /** Ends a run loop: archives it and gives the event that says so. */
@@ -117,9 +126,13 @@ export function runLoops(options: RunLoopsOptions = {}): RunLoops {
       let loop: RunLoop;
       let event: Placement["event"];
       let seed: Message | undefined;
-      if (named && find(named)) {
+      if (placing.fresh && !placing.runLoopId) {
+        loop = start(message);
+        event = _event(loop, "new", "a new run loop was asked for");
+      } else if (named && find(named)) {
         loop = find(named)!.loop;
         event = _event(loop, "named", `the message names run loop ${loop.id.slice(0, 8)}`);
+        if (placing.placed) return { runLoop: loop, event };
       } else if (named && await options.memory?.runLoop(named)) {
         // A completed run loop goes on as a new one, seeded with what memory holds of it.
         const old = (await options.memory!.runLoop(named))!;
@@ -148,6 +161,10 @@ export function runLoops(options: RunLoopsOptions = {}): RunLoops {
       }
       iterate(loop, message);
       return { runLoop: loop, event, seed };
+    },
+    unplace({ runLoop, event }) {
+      if (event.decision === "new" || event.decision === "reopened") active.delete(runLoop.id);
+      else runLoop.iterations.pop();
     },
     record(runLoopId, event) {
       const entry = active.get(runLoopId);

@@ -11,7 +11,7 @@ import { runAgent } from "../loop.ts";
 import type { RunAgentOptions } from "../loop_options.ts";
 import type { MemoryStore } from "../memory/memory.ts";
 import type { Message } from "../messages.ts";
-import { overflow, type RunLoops } from "./manager.ts";
+import { overflow, type Placement, type RunLoops } from "./manager.ts";
 import { createRecallTool, memoryContext } from "./recall.ts";
 
 /** Options of {@link runInLoop}. */
@@ -37,6 +37,8 @@ export interface RunInLoopOptions extends Omit<RunAgentOptions, "input" | "messa
   maxActive?: number;
   /** Complete the run loop when the run succeeds (one-shot runs: the goal is done). */
   complete?: boolean;
+  /** Where the message was already placed (by `loops.place`); it is placed here otherwise. */
+  placement?: Placement;
 }
 
 /** A run's result, with the run loop it belonged to. */
@@ -72,7 +74,7 @@ export async function* runInLoop(
   options: RunInLoopOptions,
 ): AsyncGenerator<AgentEvent, RunInLoopResult> {
   const { loops, memory, message } = options;
-  const placement = await loops.place(message, {
+  const placement = options.placement ?? await loops.place(message, {
     runLoopId: options.runLoopId,
     signal: options.signal,
   });

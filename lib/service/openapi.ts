@@ -1,0 +1,246 @@
+/**
+ * The OpenAPI 3.1 description of the service, served at `GET /openapi.json`; the request
+ * bodies come from the same zod schemas that check them.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import { runLoopMessageSchema, runRequestSchema } from "./schemas.ts";
+
+/** A JSON Schema object. */
+type Schema = Record<string, unknown>;
+
+const _ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+const _json = (schema: Schema) => ({ "application/json": { schema } });
+const _error = (description: string) => ({ description, content: _json(_ref("Error")) });
+const _id = (name: string, what: string) => ({
+  name,
+  in: "path",
+  required: true,
+  description: what,
+  schema: { type: "string" },
+});
+
+/** What starting a run answers, by the way it was asked for. */
+const _runResponses = {
+  "200": {
+    description: "The run's events as server-sent events (stream), or its result (JSON)",
+    content: {
+      "text/event-stream": {
+        schema: { type: "string", description: "`id: <seq>` and `data: <AgentEvent JSON>`" },
+      },
+      ..._json(_ref("RunStarted")),
+    },
+  },
+  "202": { description: "Started in the background", content: _json(_ref("RunStarted")) },
+  "400": _error("The body does not fit the schema"),
+  "401": _error("No token, or the wrong one"),
+  "404": _error("No such run loop"),
+  "409": _error("A run is going in that run loop"),
+  "429": _error("Too many runs going: try again after Retry-After seconds"),
+};
+
+/**
+ * The OpenAPI document for a service mounted at `basePath`.
+ *
+ * @example
+ * ```ts
+ * import { openApiDocument } from "./openapi.ts";
+ * const doc = openApiDocument("1.0.0", "");
+ * if (!("/v1/runs" in (doc.paths as object))) throw new Error("unexpected");
+ * ```
+ */
+export function openApiDocument(version: string, basePath: string): Record<string, unknown> {
+  const input = (schema: z.ZodType) => z.toJSONSchema(schema, { io: "input" }) as Schema;
+  const at = (path: string) => `${basePath}${path}`;
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "@x/agent service",
+      version,
+      description: "Runs of an LLM agent over HTTP: start runs and stream their events, send " +
+        "messages into run loops while they work, cancel runs, read run loops, sessions and " +
+        "memory. Send Authorization: Bearer <token> unless the service serves loopback only.",
+    },
+    components: {
+      securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
+      schemas: {
+        RunRequest: input(runRequestSchema),
+        RunLoopMessage: input(runLoopMessageSchema),
+        Error: {
+          type: "object",
+          required: ["error"],
+          properties: {
+            error: {
+              type: "object",
+              required: ["code", "message"],
+              properties: { code: { type: "string" }, message: { type: "string" } },
+            },
+          },
+        },
+        AgentEvent: {
+          type: "object",
+          required: ["type"],
+          properties: { type: { type: "string" } },
+          additionalProperties: true,
+          description: "start, run_loop_start, turn_start, text_delta, reasoning_delta, " +
+            "tool_call, tool_result, message, retry, compaction, notice, turn_end, " +
+            "run_loop_end, result",
+        },
+        Run: {
+          type: "object",
+          required: ["id", "runLoopId", "status", "createdAt", "queued", "events"],
+          properties: {
+            id: { type: "string" },
+            runLoopId: { type: "string" },
+            status: { enum: ["running", "success", "max_turns", "aborted", "error"] },
+            createdAt: { type: "string", format: "date-time" },
+            endedAt: { type: "string", format: "date-time" },
+            queued: { type: "integer", description: "Messages waiting for a turn boundary" },
+            events: { type: "integer" },
+            result: _ref("AgentEvent"),
+          },
+        },
+        RunStarted: {
+          type: "object",
+          required: ["delivery", "run"],
+          properties: {
+            delivery: {
+              enum: ["started", "queued"],
+              description: "queued: the message joins the run going in its run loop",
+            },
+            run: _ref("Run"),
+            placement: _ref("AgentEvent"),
+          },
+        },
+      },
+    },
+    security: [{ bearer: [] }, {}],
+    paths: {
+      [at("/v1/health")]: {
+        get: {
+          summary: "Whether the service is up, and how many runs are going",
+          responses: { "200": { description: "Up" } },
+        },
+      },
+      [at("/v1/runs")]: {
+        post: {
+          summary: "Start a run (in a new run loop, or the idle one runLoopId names)",
+          requestBody: { required: true, content: _json(_ref("RunRequest")) },
+          responses: _runResponses,
+        },
+        get: {
+          summary: "The runs going and the recently ended ones, newest first",
+          responses: {
+            "200": {
+              description: "The runs",
+              content: _json({
+                type: "object",
+                properties: { runs: { type: "array", items: _ref("Run") } },
+              }),
+            },
+          },
+        },
+      },
+      [at("/v1/runs/{id}")]: {
+        get: {
+          summary: "A run, with its result once it ended",
+          parameters: [_id("id", "The run's id")],
+          responses: { "200": { description: "The run", content: _json(_ref("Run")) } },
+        },
+      },
+      [at("/v1/runs/{id}/events")]: {
+        get: {
+          summary: "Follow a run's events (again): replayed from Last-Event-ID or ?after=",
+          parameters: [
+            _id("id", "The run's id"),
+            { name: "after", in: "query", schema: { type: "integer" } },
+          ],
+          responses: {
+            "200": { description: "Server-sent events", content: { "text/event-stream": {} } },
+            "404": _error("No such run"),
+          },
+        },
+      },
+      [at("/v1/runs/{id}/cancel")]: {
+        post: {
+          summary: "Cancel a run: it ends with status aborted",
+          parameters: [_id("id", "The run's id")],
+          responses: {
+            "202": { description: "Cancelling", content: _json(_ref("Run")) },
+            "404": _error("No such run"),
+            "409": _error("The run already ended"),
+          },
+        },
+      },
+      [at("/v1/messages")]: {
+        post: {
+          summary: "Send a message: the service routes it to a run loop (or runLoopId names " +
+            "one); it joins the run going there at its next turn boundary, or starts a run",
+          requestBody: { required: true, content: _json(_ref("RunRequest")) },
+          responses: _runResponses,
+        },
+      },
+      [at("/v1/run-loops")]: {
+        get: {
+          summary: "The active run loops, each with the run going in it (runId)",
+          responses: { "200": { description: "The run loops" } },
+        },
+      },
+      [at("/v1/run-loops/{id}")]: {
+        get: {
+          summary: "A run loop, active or archived, with its iterations",
+          parameters: [_id("id", "The run loop's id or a unique prefix")],
+          responses: { "200": { description: "The run loop" }, "404": _error("No such run loop") },
+        },
+      },
+      [at("/v1/run-loops/{id}/messages")]: {
+        post: {
+          summary: "Send a message into a run loop: it joins the run going there at its next " +
+            "turn boundary, or starts a run",
+          parameters: [_id("id", "The run loop's id or a unique prefix")],
+          requestBody: { required: true, content: _json(_ref("RunLoopMessage")) },
+          responses: _runResponses,
+        },
+      },
+      [at("/v1/run-loops/{id}/complete")]: {
+        post: {
+          summary: "Complete an idle run loop: it is archived in memory",
+          parameters: [_id("id", "The run loop's id or a unique prefix")],
+          responses: {
+            "200": { description: "Completed" },
+            "404": _error("No such active run loop"),
+            "409": _error("A run is going in it"),
+          },
+        },
+      },
+      [at("/v1/sessions")]: {
+        get: {
+          summary: "The saved sessions (one per run loop), newest first",
+          responses: { "200": { description: "The sessions" } },
+        },
+      },
+      [at("/v1/sessions/{id}")]: {
+        get: {
+          summary: "A saved session: its header and messages",
+          parameters: [_id("id", "The session's id or a unique prefix")],
+          responses: { "200": { description: "The session" }, "404": _error("No such session") },
+        },
+      },
+      [at("/v1/memory/search")]: {
+        get: {
+          summary: "Search the long-term memory of completed run loops",
+          parameters: [
+            { name: "q", in: "query", required: true, schema: { type: "string" } },
+            { name: "limit", in: "query", schema: { type: "integer", maximum: 100 } },
+          ],
+          responses: { "200": { description: "Matching segments, best first" } },
+        },
+      },
+      [at("/openapi.json")]: {
+        get: { summary: "This document", responses: { "200": { description: "OpenAPI 3.1" } } },
+      },
+    },
+  };
+}

@@ -1,0 +1,427 @@
+/**
+ * The agent as a service, without HTTP: many runs at once, each in a run loop of its own
+ * conversation; messages sent to a run loop whose run is going join it at the next turn
+ * boundary; a limit on the runs going at once; sessions saved per run loop; memory searched.
+ *
+ * @module
+ */
+
+import { AgentError } from "../errors.ts";
+import type { RunStatus } from "../events.ts";
+import { type Conversation, conversation } from "../interactive/conversation.ts";
+import type { RunAgentOptions } from "../loop_options.ts";
+import type { MemoryStore, RetrievedSegment } from "../memory/mod.ts";
+import type { RunLoop } from "../memory/types.ts";
+import type { Model } from "../model.ts";
+import { type Placement, runLoops } from "../runloop/manager.ts";
+import { runInLoop } from "../runloop/run.ts";
+import type { LoadedSession, SessionInfo, SessionStore } from "../session/mod.ts";
+import type { Tool } from "../tool.ts";
+import { type RunInfo, ServiceRun } from "./run.ts";
+
+/** Options of {@link createAgentService}. */
+export interface AgentServiceOptions {
+  /** The model every run uses. */
+  model: Model;
+  /** The tools, or a function that makes a fresh set for each run (tools that keep state). */
+  tools?: readonly Tool[] | (() => Tool[]);
+  /** The system prompt. */
+  systemPrompt?: string;
+  /** The working directory given to tools. */
+  cwd?: string;
+  /** More options of every run: permission policy, hooks, capabilities, compaction, limits. */
+  runOptions?: Omit<
+    RunAgentOptions,
+    | "model"
+    | "tools"
+    | "systemPrompt"
+    | "input"
+    | "messages"
+    | "signal"
+    | "sessionId"
+    | "pendingInput"
+    | "compactionState"
+  >;
+  /** Long-term memory: completed run loops are archived there, and searched. */
+  memory?: MemoryStore;
+  /** Where each run loop's conversation is saved as a session. */
+  sessions?: SessionStore;
+  /** The model that routes messages to run loops (default: `model`). */
+  router?: Model;
+  /** Runs going at once at most; past it, starting one fails with `too_many_runs` (default 16). */
+  maxConcurrentRuns?: number;
+  /** Idle run loops kept open at most; the oldest beyond it are completed (default 100). */
+  maxActiveRunLoops?: number;
+  /** Ended runs kept for reading (default 200). */
+  keepEndedRuns?: number;
+  /** Events kept per run for clients that attach late (default 10,000). */
+  maxEventsPerRun?: number;
+}
+
+/** What to run. */
+export interface RunRequest {
+  /** The user's message. */
+  message: string;
+  /** The run loop to work in (an id or unique prefix). */
+  runLoopId?: string;
+  /** Model calls allowed (default: the service's). */
+  maxTurns?: number;
+  /** Complete the run loop when the run succeeds. */
+  complete?: boolean;
+  /** Cancel the run when the client that started it disconnects. */
+  cancelOnDisconnect?: boolean;
+}
+
+/** Where a message went. */
+export type Delivery =
+  | {
+    /** It waits for the next turn boundary of a run that is going. */
+    delivery: "queued";
+    /** That run. */
+    run: ServiceRun;
+    /** How the run loop was chosen. */
+    placement: Placement["event"];
+  }
+  | {
+    /** It started a run. */
+    delivery: "started";
+    /** The run. */
+    run: ServiceRun;
+    /** How the run loop was chosen. */
+    placement: Placement["event"];
+  };
+
+/** Why the service refused; `status` is the HTTP status that says it. */
+export class ServiceError extends AgentError {
+  /** A machine-readable reason. */
+  readonly code: string;
+  /** The HTTP status. */
+  readonly status: number;
+  /** Seconds after which trying again may work. */
+  readonly retryAfter?: number;
+
+  /** An error with its code and HTTP status. */
+  constructor(code: string, status: number, message: string, retryAfter?: number) {
+    super(message);
+    this.name = "ServiceError";
+    this.code = code;
+    this.status = status;
+    this.retryAfter = retryAfter;
+  }
+}
+
+/** The agent service. */
+export interface AgentService {
+  /** Starts a run in a new run loop, or in the idle one `runLoopId` names. */
+  start(request: RunRequest): Promise<ServiceRun>;
+  /**
+   * Sends a message: into the run loop it names, or the one the router picks; it joins the run
+   * going there at its next turn boundary, or starts a run.
+   */
+  send(request: RunRequest): Promise<Delivery>;
+  /** A run, going or ended (while kept). */
+  run(id: string): ServiceRun | undefined;
+  /** The runs going and the ended ones kept, newest first. */
+  runs(): RunInfo[];
+  /** Cancels a run; it ends with status `aborted`. */
+  cancel(id: string): ServiceRun;
+  /** The active run loops, each with the run going in it. */
+  runLoops(): (RunLoop & { runId?: string })[];
+  /** A run loop, active or archived. */
+  runLoop(id: string): Promise<RunLoop | undefined>;
+  /** Completes an idle run loop (archived in memory). */
+  completeRunLoop(id: string): Promise<void>;
+  /** The saved sessions, newest first. */
+  sessions(): Promise<SessionInfo[]>;
+  /** A saved session. */
+  session(id: string): Promise<LoadedSession>;
+  /** Searches the long-term memory. */
+  searchMemory(query: string, limit?: number): Promise<RetrievedSegment[]>;
+  /** How many runs are going, and the limit. */
+  load(): { running: number; limit: number };
+  /** Cancels the runs going and waits for them to end; closes the sessions. */
+  close(): Promise<void>;
+}
+
+/**
+ * Creates the service.
+ *
+ * @example
+ * ```ts
+ * import { createAgentService } from "./service.ts";
+ * import { scriptedModel } from "../scripted_model.ts";
+ * const service = createAgentService({ model: scriptedModel([{ text: "Hi!" }]) });
+ * const run = await service.start({ message: "Hello" });
+ * const info = await run.done;
+ * if (info.status !== "success" || info.result?.text !== "Hi!") throw new Error("unexpected");
+ * await service.close();
+ * ```
+ */
+export function createAgentService(options: AgentServiceOptions): AgentService {
+  const limit = options.maxConcurrentRuns ?? 16;
+  const loops = runLoops({ memory: options.memory, router: options.router ?? options.model });
+  const running = new Map<string, ServiceRun>();
+  const ended: ServiceRun[] = [];
+  /** The run going in each busy run loop. */
+  const busy = new Map<string, ServiceRun>();
+  const talks = new Map<string, Conversation>();
+  let closed = false;
+
+  const talkOf = (runLoopId: string) => {
+    let talk = talks.get(runLoopId);
+    if (!talk) {
+      talk = conversation({
+        store: options.sessions,
+        cwd: options.cwd ?? ".",
+        model: `${options.model.provider}/${options.model.id}`,
+        id: runLoopId,
+      });
+      talks.set(runLoopId, talk);
+    }
+    return talk;
+  };
+  const resolveActive = (id: string) => {
+    const matches = loops.active().filter((loop) => loop.id.startsWith(id));
+    return matches.length === 1 ? matches[0] : undefined;
+  };
+  const busyRun = (id: string) => {
+    const matches = [...busy.keys()].filter((key) => key.startsWith(id));
+    return matches.length === 1 ? busy.get(matches[0]) : undefined;
+  };
+  const admit = () => {
+    if (closed) throw new ServiceError("closing", 503, "The service is shutting down");
+    if (running.size >= limit) {
+      throw new ServiceError(
+        "too_many_runs",
+        429,
+        `${running.size} runs are going, the most this service runs at once; ` +
+          `try again when one ends`,
+        1,
+      );
+    }
+  };
+
+  const launch = (placement: Placement, request: RunRequest): ServiceRun => {
+    const run = new ServiceRun(placement.runLoop.id, options.maxEventsPerRun ?? 10_000);
+    run.cancelOnDisconnect = request.cancelOnDisconnect ?? false;
+    running.set(run.id, run);
+    busy.set(run.runLoopId, run);
+    _drive(run, placement, request).catch(() => {});
+    return run;
+  };
+
+  const _drive = async (run: ServiceRun, first: Placement, request: RunRequest) => {
+    let placement = first;
+    let message = request.message;
+    let status: RunStatus = "error";
+    try {
+      while (true) {
+        const loopId = placement.runLoop.id;
+        run.runLoopId = loopId;
+        busy.set(loopId, run);
+        const talk = talkOf(loopId);
+        const events = runInLoop({
+          ...options.runOptions,
+          model: options.model,
+          tools: typeof options.tools === "function" ? options.tools() : options.tools,
+          systemPrompt: options.systemPrompt,
+          cwd: options.cwd,
+          maxTurns: request.maxTurns ?? options.runOptions?.maxTurns,
+          message,
+          placement,
+          loops,
+          memory: options.memory,
+          messages: talk.messages,
+          compactionState: talk.compaction,
+          sessionId: loopId,
+          signal: run.controller.signal,
+          pendingInput: () => run.queue.splice(0).map((content) => ({ role: "user", content })),
+          maxActive: Number.MAX_SAFE_INTEGER,
+          complete: request.complete,
+        });
+        let step = await events.next();
+        while (!step.done) {
+          await talk.record(step.value);
+          run.emit(step.value);
+          step = await events.next();
+        }
+        talk.settle(step.value);
+        status = step.value.status;
+        // Checked and ended with no await between, so that no message can slip in unseen.
+        if (run.queue.length === 0 || status === "aborted" || closed) break;
+        // A message that came after the last turn boundary goes on in a run of its own here.
+        message = run.queue.splice(0).join("\n\n");
+        const next = await loops.place(message, { runLoopId: loopId, placed: true });
+        if (next.runLoop.id !== loopId) busy.delete(loopId);
+        placement = next;
+      }
+    } catch (error) {
+      run.emit({
+        type: "notice",
+        kind: "error",
+        message: `The run failed: ${(error as Error).message}`,
+      });
+      status = "error";
+    }
+    if (run.queue.length > 0) {
+      run.emit({
+        type: "notice",
+        kind: "error",
+        message: `${run.queue.length} message(s) sent to this run were not taken in: it was ${
+          status === "aborted" ? "cancelled" : "stopped"
+        } first`,
+      });
+    }
+    running.delete(run.id);
+    if (busy.get(run.runLoopId) === run) busy.delete(run.runLoopId);
+    ended.unshift(run);
+    ended.length = Math.min(ended.length, options.keepEndedRuns ?? 200);
+    run.finish(status);
+    const loopId = run.runLoopId;
+    if (!loops.active().some((loop) => loop.id === loopId)) await _forget(loopId);
+    await _overflow();
+  };
+
+  /** Closes the session of a run loop that ended. */
+  const _forget = async (runLoopId: string) => {
+    const talk = talks.get(runLoopId);
+    talks.delete(runLoopId);
+    await talk?.close();
+  };
+
+  /** Completes the oldest idle run loops beyond the limit. */
+  const _overflow = async () => {
+    const idle = loops.active().filter((loop) => !busy.has(loop.id));
+    const excess = idle.length - (options.maxActiveRunLoops ?? 100);
+    for (const loop of idle.slice(0, Math.max(0, excess))) {
+      await loops.end(loop.id, "completed").catch(() => {});
+      await _forget(loop.id);
+    }
+  };
+
+  return {
+    async start(request) {
+      admit();
+      if (request.runLoopId !== undefined) {
+        const loop = resolveActive(request.runLoopId) ??
+          await options.memory?.runLoop(request.runLoopId);
+        if (!loop) {
+          throw new ServiceError("not_found", 404, `No run loop "${request.runLoopId}"`);
+        }
+      }
+      const placement = await loops.place(request.message, {
+        runLoopId: request.runLoopId,
+        fresh: true,
+      });
+      const going = busy.get(placement.runLoop.id);
+      if (going || running.size >= limit || closed) {
+        loops.unplace(placement);
+        if (!going) admit();
+        throw new ServiceError(
+          "run_loop_busy",
+          409,
+          `Run ${going!.id} is going in run loop ${placement.runLoop.id}: send the message to ` +
+            `the run loop (POST /v1/run-loops/${placement.runLoop.id}/messages) to add it at ` +
+            `its next turn boundary`,
+        );
+      }
+      return launch(placement, request);
+    },
+
+    async send(request) {
+      if (closed) throw new ServiceError("closing", 503, "The service is shutting down");
+      if (request.runLoopId !== undefined) {
+        // A run loop whose run is ending (archiving) takes the message into that run.
+        const ending = busyRun(request.runLoopId);
+        if (ending && !resolveActive(request.runLoopId)) {
+          ending.queue.push(request.message);
+          const event: Placement["event"] = {
+            type: "run_loop_start",
+            runLoopId: ending.runLoopId,
+            goal: request.message,
+            decision: "named",
+            reason: `run loop ${
+              ending.runLoopId.slice(0, 8)
+            } is ending; the message goes on from it`,
+          };
+          return { delivery: "queued", run: ending, placement: event };
+        }
+        const known = resolveActive(request.runLoopId) ??
+          await options.memory?.runLoop(request.runLoopId);
+        if (!known) throw new ServiceError("not_found", 404, `No run loop "${request.runLoopId}"`);
+      }
+      // A message for a busy run loop needs no free slot; one that starts a run does.
+      if (busy.size === 0) admit();
+      const placement = await loops.place(request.message, { runLoopId: request.runLoopId });
+      const run = busy.get(placement.runLoop.id);
+      if (run) {
+        run.queue.push(request.message);
+        return { delivery: "queued", run, placement: placement.event };
+      }
+      try {
+        admit();
+      } catch (error) {
+        loops.unplace(placement);
+        throw error;
+      }
+      return { delivery: "started", run: launch(placement, request), placement: placement.event };
+    },
+
+    run: (id) => running.get(id) ?? ended.find((run) => run.id === id),
+    runs: () => [...running.values()].reverse().concat(ended).map((run) => run.info()),
+
+    cancel(id) {
+      const run = running.get(id);
+      if (!run) {
+        if (ended.some((done) => done.id === id)) {
+          throw new ServiceError("run_ended", 409, `Run ${id} has already ended`);
+        }
+        throw new ServiceError("not_found", 404, `No run "${id}"`);
+      }
+      run.controller.abort();
+      return run;
+    },
+
+    runLoops: () =>
+      loops.active().map((loop) => {
+        const run = busy.get(loop.id);
+        return run ? { ...loop, runId: run.id } : { ...loop };
+      }),
+    runLoop: (id) => loops.get(id),
+
+    async completeRunLoop(id) {
+      const loop = resolveActive(id);
+      if (!loop) throw new ServiceError("not_found", 404, `No active run loop "${id}"`);
+      if (busy.has(loop.id)) {
+        throw new ServiceError("run_loop_busy", 409, `A run is going in run loop ${loop.id}`);
+      }
+      await loops.end(loop.id, "completed");
+      await _forget(loop.id);
+    },
+
+    async sessions() {
+      if (!options.sessions) return [];
+      return await options.sessions.list(options.cwd);
+    },
+    async session(id) {
+      if (!options.sessions) throw new ServiceError("not_found", 404, "Sessions are not saved");
+      return await options.sessions.load(id);
+    },
+    async searchMemory(query, max = 10) {
+      if (!options.memory) {
+        throw new ServiceError("no_memory", 404, "This service keeps no long-term memory");
+      }
+      return await options.memory.retrieve(query, { limit: max });
+    },
+
+    load: () => ({ running: running.size, limit }),
+
+    async close() {
+      closed = true;
+      const going = [...running.values()];
+      for (const run of going) run.controller.abort();
+      await Promise.all(going.map((run) => run.done));
+      for (const id of [...talks.keys()]) await _forget(id);
+    },
+  };
+}

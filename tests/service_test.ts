@@ -1,0 +1,511 @@
+/**
+ * The agent service over real HTTP on loopback: `Deno.serve` with the handler, the real OpenAI
+ * SDK against the loopback mock server, SSE read off the wire.
+ */
+
+import assert from "node:assert/strict";
+import { z } from "zod";
+import {
+  createAgentHandler,
+  defineTool,
+  memorySessionStore,
+  type Model,
+  resolveModel,
+  type Tool,
+} from "../mod.ts";
+import { type MockReply, type MockServer, startMockOpenAIServer } from "../testing.ts";
+import { openMemory } from "../lib/memory/store.ts";
+import type { AgentHandlerOptions } from "../lib/service/handler.ts";
+
+// deno-lint-ignore no-explicit-any
+type Json = Record<string, any>;
+
+function openaiModel(server: MockServer): Model {
+  return resolveModel("openai/test", {
+    baseURL: server.url,
+    env: (name) => name === "OPENAI_API_KEY" ? "sk-test" : undefined,
+  });
+}
+
+/** A service on a free loopback port; `url` is its root. */
+function serve(options: AgentHandlerOptions) {
+  const handler = createAgentHandler(options);
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, handler);
+  const url = `http://127.0.0.1:${server.addr.port}`;
+  return {
+    handler,
+    url,
+    async [Symbol.asyncDispose]() {
+      await handler.close();
+      await server.shutdown();
+    },
+  };
+}
+
+function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  signal?: AbortSignal,
+) {
+  return fetch(url, {
+    method: "POST",
+    body: JSON.stringify(body),
+    headers: { "content-type": "application/json", ...headers },
+    signal,
+  });
+}
+
+/** Reads an SSE body to its end: each event's id and parsed data. */
+async function readSse(response: Response): Promise<{ id?: number; data: Json }[]> {
+  const events: { id?: number; data: Json }[] = [];
+  const text = await response.text();
+  for (const block of text.split("\n\n")) {
+    const id = /^id: (\d+)$/m.exec(block)?.[1];
+    const data = /^data: (.*)$/m.exec(block)?.[1];
+    if (data) events.push({ id: id ? Number(id) : undefined, data: JSON.parse(data) });
+  }
+  return events;
+}
+
+/** A tool that waits until the test opens its gate; `entered` resolves when a call waits. */
+function gateTool() {
+  let open = Promise.withResolvers<void>();
+  let entered = Promise.withResolvers<void>();
+  const signals: AbortSignal[] = [];
+  const tool = defineTool({
+    name: "wait",
+    description: "Waits for the gate",
+    parameters: z.object({}),
+    capabilities: [],
+    execute: async (_input, ctx) => {
+      signals.push(ctx.signal);
+      entered.resolve();
+      await new Promise<void>((resolve, reject) => {
+        open.promise.then(resolve);
+        ctx.signal.addEventListener("abort", () => reject(new Error("cancelled")), { once: true });
+      });
+      return "waited";
+    },
+  });
+  return {
+    tool: tool as Tool,
+    signals,
+    get entered() {
+      return entered.promise;
+    },
+    open() {
+      open.resolve();
+      open = Promise.withResolvers<void>();
+      entered = Promise.withResolvers<void>();
+    },
+  };
+}
+
+/** The user messages of a request body the mock received. */
+function userTexts(body: Json): string[] {
+  return (body.messages as Json[]).filter((m) => m.role === "user").map((m) => m.content);
+}
+
+/** A mock model: call `wait` once, then answer with every user message it was sent. */
+function waitThenEcho(): MockServer {
+  return startMockOpenAIServer({
+    replies: (body) => {
+      const waited = (body.messages as Json[]).some((m) => m.role === "tool");
+      return waited
+        ? { text: `heard: ${userTexts(body).join(" + ")}` }
+        : { toolCalls: [{ name: "wait", arguments: {} }] };
+    },
+  });
+}
+
+Deno.test("service: a run streams its events as SSE, or answers its result as JSON", async () => {
+  await using model = startMockOpenAIServer({ replies: () => ({ text: "Hello there." }) });
+  await using service = serve({ model: openaiModel(model) });
+
+  const streamed = await post(`${service.url}/v1/runs`, { message: "Hi", stream: true });
+  assert.equal(streamed.status, 200);
+  assert.match(streamed.headers.get("content-type")!, /^text\/event-stream/);
+  const runId = streamed.headers.get("x-run-id");
+  const events = await readSse(streamed);
+  const types = events.map((e) => e.data.type);
+  assert.deepEqual(types.slice(0, 3), ["start", "run_loop_start", "message"]);
+  assert.equal(types.at(-1), "result");
+  assert.equal(events.at(-1)!.data.text, "Hello there.");
+  assert.deepEqual(events.map((e) => e.id), events.map((_, i) => i + 1));
+  assert.equal(events[1].data.runLoopId, streamed.headers.get("x-run-loop-id"));
+
+  const json = await post(`${service.url}/v1/runs`, { message: "Hi again" });
+  assert.equal(json.status, 200);
+  const body = await json.json();
+  assert.equal(body.delivery, "started");
+  assert.equal(body.run.status, "success");
+  assert.equal(body.run.result.text, "Hello there.");
+  assert.notEqual(body.run.runLoopId, events[1].data.runLoopId, "a new run loop for a new run");
+
+  // The ended run is kept, and its events can be read again from any point.
+  const info = await (await fetch(`${service.url}/v1/runs/${runId}`)).json();
+  assert.equal(info.status, "success");
+  const again = await readSse(
+    await fetch(`${service.url}/v1/runs/${runId}/events`, { headers: { "last-event-id": "3" } }),
+  );
+  assert.equal(again[0].id, 4);
+  assert.equal(again.at(-1)!.data.type, "result");
+});
+
+Deno.test("service: a message sent to a busy run loop joins the run at its next turn boundary", async () => {
+  await using model = waitThenEcho();
+  const gate = gateTool();
+  await using service = serve({ model: openaiModel(model), tools: [gate.tool] });
+
+  const started = await post(`${service.url}/v1/runs`, { message: "Start", stream: true });
+  const loopId = started.headers.get("x-run-loop-id")!;
+  const events = readSse(started);
+  await gate.entered;
+
+  const sent = await post(`${service.url}/v1/run-loops/${loopId}/messages`, {
+    message: "Also check the tests",
+  });
+  assert.equal(sent.status, 202);
+  const delivery = await sent.json();
+  assert.equal(delivery.delivery, "queued");
+  assert.equal(delivery.run.id, started.headers.get("x-run-id"));
+  assert.equal(delivery.run.queued, 1);
+  gate.open();
+
+  const all = await events;
+  const result = all.at(-1)!.data;
+  assert.equal(result.text, "heard: Start + Also check the tests");
+  // It reached the model with the tool's result, in the next request of the same run.
+  assert.deepEqual(userTexts(model.requests[1].body), ["Start", "Also check the tests"]);
+  const joined = all.find((e) =>
+    e.data.type === "message" && e.data.message.content === "Also check the tests"
+  );
+  assert.ok(joined, "the stream shows the message taken in");
+  assert.equal(all.filter((e) => e.data.type === "start").length, 1);
+});
+
+Deno.test("service: a message after the last turn boundary runs next, in the same run", async () => {
+  await using model = startMockOpenAIServer({
+    replies: (body) => ({ text: `heard: ${userTexts(body).at(-1)}` }),
+  });
+  const memory = await openMemory({ path: ":memory:" });
+  // Archiving the completed run loop waits for the test: the run's last turn is over by then.
+  const archiving = Promise.withResolvers<void>();
+  const release = Promise.withResolvers<void>();
+  const archive = memory.archive.bind(memory);
+  memory.archive = async (loop) => {
+    archiving.resolve();
+    await release.promise;
+    return await archive(loop);
+  };
+  await using service = serve({ model: openaiModel(model), memory });
+  const started = await post(`${service.url}/v1/runs`, {
+    message: "Write the notes",
+    complete: true,
+    stream: true,
+  });
+  const loopId = started.headers.get("x-run-loop-id")!;
+  const events = readSse(started);
+  await archiving.promise;
+  const sent = await post(`${service.url}/v1/run-loops/${loopId}/messages`, {
+    message: "Add dates",
+  });
+  assert.equal((await sent.json()).delivery, "queued");
+  release.resolve();
+  const all = await events;
+  const results = all.filter((e) => e.data.type === "result").map((e) => e.data.text);
+  assert.deepEqual(results, ["heard: Write the notes", "heard: Add dates"]);
+  await memory.close();
+});
+
+Deno.test("service: cancel ends a run as aborted, and its tool call is stopped", async () => {
+  await using model = waitThenEcho();
+  const gate = gateTool();
+  await using service = serve({ model: openaiModel(model), tools: [gate.tool] });
+  const started = await post(`${service.url}/v1/runs`, { message: "Go", background: true });
+  assert.equal(started.status, 202);
+  const { run } = await started.json();
+  assert.equal(started.headers.get("location"), `/v1/runs/${run.id}`);
+  await gate.entered;
+  const cancel = await post(`${service.url}/v1/runs/${run.id}/cancel`, {});
+  assert.equal(cancel.status, 202);
+  const events = await readSse(await fetch(`${service.url}/v1/runs/${run.id}/events`));
+  assert.equal(events.at(-1)!.data.status, "aborted");
+  assert.equal(gate.signals[0].aborted, true);
+  const again = await post(`${service.url}/v1/runs/${run.id}/cancel`, {});
+  assert.equal(again.status, 409);
+  assert.equal((await again.json()).error.code, "run_ended");
+  assert.equal((await post(`${service.url}/v1/runs/nope/cancel`, {})).status, 404);
+});
+
+Deno.test("service: a client that disconnects does not stop its run, unless it asked to", async () => {
+  await using model = waitThenEcho();
+  const gate = gateTool();
+  await using service = serve({ model: openaiModel(model), tools: [gate.tool] });
+
+  const kept = await post(`${service.url}/v1/runs`, { message: "Keep going", stream: true });
+  const keptId = kept.headers.get("x-run-id")!;
+  await gate.entered;
+  await kept.body!.cancel();
+  gate.open();
+  const info = await (await fetch(`${service.url}/v1/runs/${keptId}`)).json();
+  const done = info.status === "running"
+    ? (await readSse(await fetch(`${service.url}/v1/runs/${keptId}/events`))).at(-1)!.data
+    : info.result;
+  assert.equal(done.status, "success");
+  assert.equal(done.text, "heard: Keep going");
+
+  const dropped = await post(`${service.url}/v1/runs`, {
+    message: "Stop when I leave",
+    stream: true,
+    cancelOnDisconnect: true,
+  });
+  const droppedId = dropped.headers.get("x-run-id")!;
+  await gate.entered;
+  await dropped.body!.cancel();
+  const rest = await readSse(await fetch(`${service.url}/v1/runs/${droppedId}/events`));
+  assert.equal(rest.at(-1)!.data.status, "aborted");
+
+  // The same for a client waiting for the JSON result.
+  const leaving = new AbortController();
+  const waiting = post(
+    `${service.url}/v1/runs`,
+    {
+      message: "Stop when I leave",
+      cancelOnDisconnect: true,
+    },
+    {},
+    leaving.signal,
+  ).catch((error) => error);
+  await gate.entered;
+  const [listed] = (await (await fetch(`${service.url}/v1/runs`)).json()).runs;
+  leaving.abort();
+  assert.equal((await waiting).name, "AbortError");
+  const last = await readSse(await fetch(`${service.url}/v1/runs/${listed.id}/events`));
+  assert.equal(last.at(-1)!.data.status, "aborted");
+});
+
+Deno.test("service: a token is required when set; without one, only loopback is served", async () => {
+  await using model = startMockOpenAIServer({ replies: () => ({ text: "ok" }) });
+  await using locked = serve({ model: openaiModel(model), token: "s3cret-token" });
+  const none = await fetch(`${locked.url}/v1/runs`);
+  assert.equal(none.status, 401);
+  assert.equal(none.headers.get("www-authenticate"), "Bearer");
+  assert.equal((await none.json()).error.code, "unauthorized");
+  const wrong = await fetch(`${locked.url}/v1/runs`, { headers: { authorization: "Bearer no" } });
+  assert.equal(wrong.status, 401);
+  await wrong.body?.cancel();
+  const right = await post(`${locked.url}/v1/runs`, { message: "hi" }, {
+    authorization: "Bearer s3cret-token",
+  });
+  assert.equal(right.status, 200);
+  assert.equal((await right.json()).run.result.text, "ok");
+
+  await using open = serve({ model: openaiModel(model) });
+  const local = await fetch(`${open.url}/v1/health`);
+  assert.equal(local.status, 200);
+  assert.equal((await local.json()).status, "ok");
+  // A page in the user's browser, or a rebound DNS name, is not loopback.
+  const page = await fetch(`${open.url}/v1/runs`, { headers: { origin: "https://evil.example" } });
+  assert.equal(page.status, 403);
+  assert.equal((await page.json()).error.code, "origin_not_allowed");
+  // fetch() sets Host itself: the rebound name is written on a raw connection.
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(new URL(open.url).port) });
+  await conn.write(
+    new TextEncoder().encode(
+      "GET /v1/runs HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
+    ),
+  );
+  const rebound = await new Response(conn.readable).text();
+  assert.match(rebound, /^HTTP\/1\.1 403/);
+  assert.match(rebound, /host_not_allowed/);
+  // Another host reaching a service with no token is refused.
+  const remote = await open.handler(new Request("http://127.0.0.1/v1/runs"), {
+    remoteAddr: { transport: "tcp", hostname: "192.0.2.7", port: 40000 },
+  });
+  assert.equal(remote.status, 401);
+  assert.equal((await remote.json()).error.code, "token_required");
+});
+
+Deno.test("service: past the limit of runs at once, a clear 429; a message to a busy loop still goes", async () => {
+  await using model = waitThenEcho();
+  const gate = gateTool();
+  await using service = serve({
+    model: openaiModel(model),
+    tools: [gate.tool],
+    maxConcurrentRuns: 2,
+  });
+  const first = await (await post(`${service.url}/v1/runs`, { message: "A", background: true }))
+    .json();
+  await post(`${service.url}/v1/runs`, { message: "B", background: true }).then((r) => r.json());
+  const third = await post(`${service.url}/v1/runs`, { message: "C" });
+  assert.equal(third.status, 429);
+  assert.equal(third.headers.get("retry-after"), "1");
+  const error = (await third.json()).error;
+  assert.equal(error.code, "too_many_runs");
+  assert.match(error.message, /2 runs are going/);
+  const joined = await post(`${service.url}/v1/run-loops/${first.run.runLoopId}/messages`, {
+    message: "A, more",
+  });
+  assert.equal(joined.status, 202);
+  await joined.body?.cancel();
+  const health = await (await fetch(`${service.url}/v1/health`)).json();
+  assert.deepEqual(health.runs, { running: 2, limit: 2 });
+  gate.open();
+  const done = await readSse(await fetch(`${service.url}/v1/runs/${first.run.id}/events`));
+  assert.equal(done.at(-1)!.data.text, "heard: A + A, more");
+  gate.open();
+  // A slot is free again.
+  let fourth = await post(`${service.url}/v1/runs`, { message: "D", background: true });
+  for (let i = 0; fourth.status === 429 && i < 50; i++) {
+    await fourth.body?.cancel();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    fourth = await post(`${service.url}/v1/runs`, { message: "D", background: true });
+  }
+  assert.equal(fourth.status, 202);
+  await fourth.body?.cancel();
+  gate.open();
+});
+
+Deno.test("service: 100 runs at once against the mock model, with no cross-talk", async () => {
+  // Each conversation is answered from its own first message: run K asks the tool for K.
+  await using model = startMockOpenAIServer({
+    replies: (body) => {
+      const messages = body.messages as Json[];
+      const key = /run (\d+)/.exec(userTexts(body)[0])![1];
+      const tool = messages.find((m) => m.role === "tool");
+      return tool
+        ? { text: `answer ${key} from ${tool.content}`, delayMs: 20 }
+        : { toolCalls: [{ name: "echo", arguments: { key } }], delayMs: 20 };
+    },
+  });
+  const echo = defineTool({
+    name: "echo",
+    description: "Echoes the key",
+    parameters: z.object({ key: z.string() }),
+    capabilities: [],
+    execute: async ({ key }) => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      return `tool saw ${key}`;
+    },
+  });
+  const sessions = memorySessionStore();
+  await using service = serve({
+    model: openaiModel(model),
+    tools: [echo as Tool],
+    sessions,
+    maxConcurrentRuns: 100,
+  });
+  const runs = await Promise.all(
+    Array.from({ length: 100 }, async (_, k) => {
+      const response = await post(`${service.url}/v1/runs`, { message: `run ${k}`, stream: true });
+      assert.equal(response.status, 200);
+      return { k, events: await readSse(response) };
+    }),
+  );
+  const loopIds = new Set<string>();
+  for (const { k, events } of runs) {
+    const result = events.at(-1)!.data;
+    assert.equal(result.status, "success");
+    assert.equal(result.text, `answer ${k} from tool saw ${k}`);
+    const outputs = events.filter((e) => e.data.type === "tool_result").map((e) => e.data.output);
+    assert.deepEqual(outputs, [`tool saw ${k}`]);
+    const texts = JSON.stringify(events.map((e) => e.data));
+    assert.doesNotMatch(texts, new RegExp(`run (?!${k}\\b)\\d+\\b`), "only its own messages");
+    loopIds.add(events[1].data.runLoopId);
+  }
+  assert.equal(loopIds.size, 100);
+  // Each run loop's session holds its own conversation only.
+  const listed = await (await fetch(`${service.url}/v1/sessions`)).json();
+  assert.equal(listed.sessions.length, 100);
+  const one = runs[42];
+  const session = await (await fetch(`${service.url}/v1/sessions/${one.events[1].data.runLoopId}`))
+    .json();
+  assert.deepEqual(
+    session.messages.map((m: Json) => m.role),
+    ["user", "assistant", "tool", "assistant"],
+  );
+  assert.equal(session.messages[0].content, "run 42");
+});
+
+Deno.test("service: routed messages, run loops, sessions and memory search", async () => {
+  await using model = startMockOpenAIServer({
+    replies: (body) => ({ text: `done: ${userTexts(body).at(-1)}` }),
+  });
+  const memory = await openMemory({ path: ":memory:" });
+  const sessions = memorySessionStore();
+  await using service = serve({ model: openaiModel(model), memory, sessions });
+
+  const first =
+    await (await post(`${service.url}/v1/runs`, { message: "Rename the parser module" }))
+      .json();
+  const loopId = first.run.runLoopId;
+  // Named in the message: the service routes it to that run loop.
+  const routed = await (await post(`${service.url}/v1/messages`, {
+    message: `loop:${loopId.slice(0, 8)} and update the imports`,
+  })).json();
+  assert.equal(routed.delivery, "started");
+  assert.equal(routed.run.runLoopId, loopId);
+  assert.equal(routed.placement.decision, "named");
+
+  const loops = await (await fetch(`${service.url}/v1/run-loops`)).json();
+  assert.deepEqual(loops.runLoops.map((l: Json) => l.id), [loopId]);
+  assert.equal(loops.runLoops[0].iterations.length, 2);
+
+  assert.equal((await post(`${service.url}/v1/run-loops/${loopId}/complete`, {})).status, 200);
+  const archived = await (await fetch(`${service.url}/v1/run-loops/${loopId}`)).json();
+  assert.equal(archived.status, "completed");
+  const found = await (await fetch(`${service.url}/v1/memory/search?q=parser`)).json();
+  assert.equal(found.results[0].anchor.runLoopId, loopId);
+
+  const session = await (await fetch(`${service.url}/v1/sessions/${loopId}`)).json();
+  assert.equal(session.id, loopId);
+  assert.equal(session.messages.filter((m: Json) => m.role === "user").length, 2);
+
+  assert.equal((await fetch(`${service.url}/v1/run-loops/ffffffff`)).status, 404);
+  const missing = await post(`${service.url}/v1/run-loops/ffffffff/messages`, { message: "x" });
+  assert.equal(missing.status, 404);
+  await missing.body?.cancel();
+  const noQuery = await fetch(`${service.url}/v1/memory/search`);
+  assert.equal(noQuery.status, 400);
+  await noQuery.body?.cancel();
+  await memory.close();
+});
+
+Deno.test("service: bad requests get clear errors; the OpenAPI document lists every endpoint", async () => {
+  await using model = startMockOpenAIServer({ replies: [] as MockReply[] });
+  await using service = serve({ model: openaiModel(model), basePath: "/agent" });
+  const notJson = await fetch(`${service.url}/agent/v1/runs`, { method: "POST", body: "{oops" });
+  assert.equal(notJson.status, 400);
+  assert.match((await notJson.json()).error.message, /not JSON/);
+  const noMessage = await post(`${service.url}/agent/v1/runs`, { messag: "typo" });
+  assert.equal(noMessage.status, 400);
+  assert.match((await noMessage.json()).error.message, /message/);
+  const unknown = await fetch(`${service.url}/agent/v1/nothing`);
+  assert.equal(unknown.status, 404);
+  await unknown.body?.cancel();
+  const outside = await fetch(`${service.url}/v1/health`);
+  assert.equal(outside.status, 404);
+  await outside.body?.cancel();
+
+  const doc = await (await fetch(`${service.url}/agent/openapi.json`)).json();
+  assert.equal(doc.openapi, "3.1.0");
+  for (
+    const path of [
+      "/agent/v1/runs",
+      "/agent/v1/runs/{id}",
+      "/agent/v1/runs/{id}/events",
+      "/agent/v1/runs/{id}/cancel",
+      "/agent/v1/messages",
+      "/agent/v1/run-loops",
+      "/agent/v1/run-loops/{id}",
+      "/agent/v1/run-loops/{id}/messages",
+      "/agent/v1/run-loops/{id}/complete",
+      "/agent/v1/sessions",
+      "/agent/v1/sessions/{id}",
+      "/agent/v1/memory/search",
+    ]
+  ) assert.ok(path in doc.paths, path);
+  assert.deepEqual(doc.components.schemas.RunRequest.required, ["message"]);
+});
