@@ -58,12 +58,26 @@ export function repeatGuard(warnAt = 3, stopAt = 4): RepeatGuard {
  * ```
  */
 export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, inner) => {
-    if (inner === null || typeof inner !== "object" || Array.isArray(inner)) return inner;
-    const sorted: Record<string, unknown> = {};
-    for (const key of Object.keys(inner).sort()) sorted[key] = inner[key];
-    return sorted;
-  }) ?? "null";
+  // Built directly: JSON.stringify with a replacer calls back for every value, which costs
+  // more than the walk itself.
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (typeof (value as { toJSON?: unknown }).toJSON === "function") {
+    return canonicalJson((value as { toJSON(): unknown }).toJSON());
+  }
+  if (Array.isArray(value)) {
+    return `[${value.map((item) => _omitted(item) ? "null" : canonicalJson(item)).join(",")}]`;
+  }
+  const record = value as Record<string, unknown>;
+  const fields: string[] = [];
+  for (const key of Object.keys(record).sort()) {
+    if (!_omitted(record[key])) fields.push(`${JSON.stringify(key)}:${canonicalJson(record[key])}`);
+  }
+  return `{${fields.join(",")}}`;
+}
+
+/** Values JSON leaves out of objects (and writes as null in arrays). */
+function _omitted(value: unknown): boolean {
+  return value === undefined || typeof value === "function" || typeof value === "symbol";
 }
 
 const ANNOUNCE =

@@ -115,7 +115,7 @@ export function defineTool<Schema extends z.ZodType>(
       `Invalid tool name "${spec.name}": use letters, digits, "_" and "-", at most 64 characters`,
     );
   }
-  const { $schema: _, ...inputSchema } = z.toJSONSchema(spec.parameters, { io: "input" });
+  const inputSchema = _jsonSchema(spec.parameters);
   if (inputSchema.type !== "object") {
     throw new TypeError(`The parameters of tool "${spec.name}" must be a z.object() schema`);
   }
@@ -179,4 +179,17 @@ export function toolDefinitions(tools: Iterable<Tool>): ToolDefinition[] {
     definitions.push({ name, description, inputSchema });
   }
   return definitions;
+}
+
+/** JSON Schemas by zod schema: tools made again and again from one schema convert it once. */
+const _jsonSchemas = new WeakMap<z.ZodType, JsonSchema>();
+
+function _jsonSchema(schema: z.ZodType): JsonSchema {
+  let json = _jsonSchemas.get(schema);
+  if (!json) {
+    const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: "input" });
+    json = rest as JsonSchema;
+    _jsonSchemas.set(schema, json);
+  }
+  return structuredClone(json);
 }

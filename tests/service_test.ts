@@ -509,3 +509,20 @@ Deno.test("service: bad requests get clear errors; the OpenAPI document lists ev
   ) assert.ok(path in doc.paths, path);
   assert.deepEqual(doc.components.schemas.RunRequest.required, ["message"]);
 });
+
+Deno.test("service: a run that fails outside the loop says why, and the service goes on", async () => {
+  await using model = startMockOpenAIServer({ replies: () => ({ text: "ok" }) });
+  const store = memorySessionStore();
+  let full = true;
+  const create = store.create.bind(store);
+  store.create = (init) =>
+    full ? Promise.reject(new Error("No space left on device")) : create(init);
+  await using service = serve({ model: openaiModel(model), sessions: store });
+  const failed = await (await post(`${service.url}/v1/runs`, { message: "Save this" })).json();
+  assert.equal(failed.run.status, "error");
+  assert.match(failed.run.error, /No space left on device/);
+  full = false;
+  const next = await (await post(`${service.url}/v1/runs`, { message: "Again" })).json();
+  assert.equal(next.run.status, "success");
+  assert.equal(next.run.error, undefined);
+});

@@ -34,6 +34,17 @@ export interface TodoTool extends Tool<TodoInput> {
   readonly todos: readonly Todo[];
 }
 
+const _TODO_INPUT = z.object({
+  todos: z.array(
+    z.object({
+      content: z.string().trim().min(1).describe("The task, in a few words."),
+      status: z.enum(["pending", "in_progress", "done"]).describe(
+        "pending (not started), in_progress (being worked on now) or done.",
+      ),
+    }),
+  ).describe("The complete task list, in order; it replaces the previous list."),
+});
+
 const _MARKS: Record<Todo["status"], string> = { done: "[x]", in_progress: "[>]", pending: "[ ]" };
 
 /**
@@ -68,16 +79,7 @@ export function createTodoTool(options: TodoToolOptions = {}): TodoTool {
       "current as you go, marking one task in_progress before you start it and done as soon " +
       "as it is finished. Send the whole list every time (it replaces the previous one), with " +
       "at most one task in_progress. Skip it for simple one-step requests.",
-    parameters: z.object({
-      todos: z.array(
-        z.object({
-          content: z.string().trim().min(1).describe("The task, in a few words."),
-          status: z.enum(["pending", "in_progress", "done"]).describe(
-            "pending (not started), in_progress (being worked on now) or done.",
-          ),
-        }),
-      ).describe("The complete task list, in order; it replaces the previous list."),
-    }),
+    parameters: _TODO_INPUT,
     capabilities: [],
     execute: ({ todos: next }) => {
       const current = next.filter((todo) => todo.status === "in_progress");

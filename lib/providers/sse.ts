@@ -39,10 +39,33 @@ export async function* readSse(
   const parser = createParser({ onEvent: (event) => queue.push(event) });
   const decoder = new TextDecoder();
   const reader = body.getReader();
+  // One watchdog per stream, re-armed for what is left of the silence allowed.
+  const { idleTimeoutMs, provider } = options;
+  let last = performance.now();
+  let reading = false;
+  let stalled: ProviderError | undefined;
+  const watchdog = () => {
+    // Only silence counts: not the time the consumer takes between two reads.
+    const idle = reading ? performance.now() - last : 0;
+    if (idle < idleTimeoutMs) {
+      timer = setTimeout(watchdog, idleTimeoutMs - idle);
+      return;
+    }
+    stalled = new ProviderError(
+      `${provider} sent nothing for ${idleTimeoutMs} ms; the stream stalled`,
+      { retryable: true },
+    );
+    reader.cancel(stalled).catch(() => {});
+  };
+  let timer = setTimeout(watchdog, idleTimeoutMs);
   let ended = false;
   try {
     while (true) {
-      const { done, value } = await _read(reader, options);
+      last = performance.now();
+      reading = true;
+      const { done, value } = await reader.read();
+      reading = false;
+      if (stalled) throw stalled;
       if (done) {
         ended = true;
         parser.feed(`${decoder.decode()}\n\n`);
@@ -54,23 +77,8 @@ export async function* readSse(
       if (done) return;
     }
   } finally {
+    clearTimeout(timer);
     if (!ended) reader.cancel().catch(() => {});
     reader.releaseLock();
   }
-}
-
-function _read(
-  reader: ReadableStreamDefaultReader<Uint8Array>,
-  { idleTimeoutMs, provider }: ReadSseOptions,
-): Promise<ReadableStreamReadResult<Uint8Array>> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      reject(
-        new ProviderError(`${provider} sent nothing for ${idleTimeoutMs} ms; the stream stalled`, {
-          retryable: true,
-        }),
-      );
-    }, idleTimeoutMs);
-    reader.read().then(resolve, reject).finally(() => clearTimeout(timer));
-  });
 }

@@ -100,6 +100,10 @@ export function openApiDocument(version: string, basePath: string): Record<strin
             queued: { type: "integer", description: "Messages waiting for a turn boundary" },
             events: { type: "integer" },
             result: _ref("AgentEvent"),
+            error: {
+              type: "string",
+              description: "What went wrong when the run failed outside the agent loop",
+            },
           },
         },
         RunStarted: {

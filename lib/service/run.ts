@@ -28,6 +28,8 @@ export interface RunInfo {
   events: number;
   /** The result, once it ended (the last one, when queued messages made it go on). */
   result?: RunSummary;
+  /** What went wrong, when the run failed outside the agent loop (it then has no result). */
+  error?: string;
 }
 
 /** Hears a run's events, then its end. */
@@ -56,6 +58,7 @@ export class ServiceRun {
   readonly #createdAt = new Date().toISOString();
   #endedAt?: string;
   #result?: RunSummary;
+  #error?: string;
   readonly #log: { seq: number; event: AgentEvent }[] = [];
   #seq = 0;
   readonly #maxEvents: number;
@@ -89,6 +92,7 @@ export class ServiceRun {
       queued: this.queue.length,
       events: this.#seq,
       ...(this.#result ? { result: this.#result } : {}),
+      ...(this.#error ? { error: this.#error } : {}),
     };
   }
 
@@ -98,6 +102,7 @@ export class ServiceRun {
     this.#log.push({ seq, event });
     if (this.#log.length > this.#maxEvents) this.#log.shift();
     if (event.type === "result") this.#result = event;
+    if (event.type === "notice" && event.kind === "error") this.#error = event.message;
     for (const listener of this.#listeners) listener.event(seq, event);
   }
 

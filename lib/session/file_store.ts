@@ -84,7 +84,7 @@ export function fileSessionStore(options: FileSessionStoreOptions): SessionStore
     async create(init) {
       const header = newSessionHeader(init);
       // A chosen id may be taken in another project's folder; random ones are not.
-      if (init.id !== undefined && (await _ids(dir)).has(header.id)) _exists(header.id);
+      if (init.id !== undefined && await _taken(dir, header.id)) _exists(header.id);
       const folder = projectSessionsDir(dir, header.cwd);
       await Deno.mkdir(folder, { recursive: true, mode: 0o700 });
       const path = join(folder, `${header.id}.jsonl`);
@@ -233,6 +233,16 @@ async function _ids(dir: string): Promise<Map<string, string>> {
     if (!paths.has(id)) paths.set(id, path);
   }
   return paths;
+}
+
+/** Whether a session file of this id is in any project's folder. */
+async function _taken(dir: string, id: string): Promise<boolean> {
+  const found = await Promise.all(
+    (await _subdirs(dir)).map((folder) =>
+      Deno.lstat(join(dir, folder, `${id}.jsonl`)).then(() => true, () => false)
+    ),
+  );
+  return found.includes(true);
 }
 
 /** A file that is not a readable session, or is gone, is left out of a listing. */
