@@ -280,6 +280,7 @@ export {
   type MemoryStore,
   openaiEmbedder,
   openMemory,
+  openMemoryInWorker,
   type RetrievedSegment,
   type RetrieveOptions,
   type RunLoop,

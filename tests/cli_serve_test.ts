@@ -115,15 +115,23 @@ Deno.test("agent serve: runs a task, saves its session, and stops cleanly on Ctr
   const sessions = await (await fetch(`${served.url}/v1/sessions`)).json();
   assert.equal(sessions.sessions.length, 1);
   assert.equal(sessions.sessions[0].id, answer.run.runLoopId);
+  // A completed run loop is archived in the project's memory, and found there.
+  const done = await (await post(`${served.url}/v1/runs`, {
+    message: "Remember the zeppelin",
+    complete: true,
+  })).json();
+  assert.equal(done.run.status, "success");
+  const found = await (await fetch(`${served.url}/v1/memory/search?q=zeppelin`)).json();
+  assert.equal(found.results[0].anchor.runLoopId, done.run.runLoopId);
 
   assert.equal(await served.interrupt(), 0);
   assert.match(served.stderr(), /stopping/);
   // The session is on disk, whole.
   const files = await sessionFiles(dataDir);
-  assert.equal(files.length, 1);
-  assert.match(files[0], /Say something/);
-  assert.match(files[0], /Served\./);
-  assert.doesNotMatch(files[0], /sk-serve-test/);
+  assert.equal(files.length, 2);
+  const first = files.find((file) => file.includes("Say something"))!;
+  assert.match(first, /Served\./);
+  for (const file of files) assert.doesNotMatch(file, /sk-serve-test/);
 });
 
 Deno.test("agent serve: Ctrl+C cancels the runs going, and their sessions stay", async () => {

@@ -11,6 +11,7 @@ import {
   MemoryError,
   type MemoryStore,
   openMemory,
+  openMemoryInWorker,
   type RunLoop,
   segmentRunLoop,
   vectorIndex,
@@ -594,4 +595,88 @@ Deno.test("vectorIndex() finds the nearest vectors the same with the SIMD scan a
   assert.equal(simd.search(vectors[1999], 1)[0].id, 1999); // the last one moved into the hole
   assert.ok(simd.search(vectors[5], 50, { tags: 1 << 2 }).every((hit) => hit.id % 3 === 2));
   assert.throws(() => simd.add(1, [1, 2]), RangeError);
+});
+
+Deno.test("openMemoryInWorker() does the same work on a thread of its own", async () => {
+  const dir = await tempDir();
+  try {
+    const path = join(dir, "memory.db");
+    const memory = await openMemoryInWorker({ path });
+    assert.deepEqual(await memory.archive(DEBUGGING), { segments: 13 });
+    assert.deepEqual(await memory.archive(GARDENING), { segments: 2 });
+    const expected = segmentRunLoop(DEBUGGING);
+    const [best] = await memory.retrieve("exclusive transaction");
+    assert.deepEqual(best.anchor, expected[12].anchor);
+    assert.deepEqual((await memory.expand(best.anchor)).segments, expected.slice(9, 13));
+    assert.deepEqual(
+      (await memory.retrieve("tomatoes", { types: ["user"] }))[0].text,
+      GARDENING
+        .iterations[0].userMessage,
+    );
+    assert.deepEqual(await memory.runLoop("gardening"), GARDENING);
+    assert.deepEqual((await memory.recent()).map((loop) => loop.id), ["gardening", "debugging"]);
+    assert.deepEqual({ ...memory.stats(), bytes: 0 }, {
+      runLoops: 2,
+      segments: 15,
+      vectors: 0,
+      bytes: 0,
+    });
+    // Errors cross back as what they were.
+    const missing = await memory.expand({ ...best.anchor, runLoopId: "nope" }).catch((e) => e);
+    assert.ok(missing instanceof MemoryError && missing.reason === "not_found", String(missing));
+    await assert.rejects(memory.expand(best.anchor, -1), RangeError);
+    const refused = await memory.reindex().catch((e) => e);
+    assert.ok(refused instanceof MemoryError && refused.reason === "embeddings");
+    // Calls at once are all answered, each with its own result.
+    const many = await Promise.all(
+      ["exclusive", "tomatoes", "locked", "frost"].map((query) => memory.retrieve(query)),
+    );
+    assert.deepEqual(many.map((found) => found[0].anchor.runLoopId), [
+      "debugging",
+      "gardening",
+      "debugging",
+      "gardening",
+    ]);
+    await memory.close();
+    const closed = await memory.retrieve("x").catch((e) => e);
+    assert.ok(closed instanceof MemoryError && closed.reason === "closed", String(closed));
+    assert.throws(() => memory.stats(), MemoryError);
+    await memory.close(); // twice is fine
+
+    // What the thread wrote is the same database.
+    await using again = await openMemory({ path });
+    assert.deepEqual(await again.runLoop("debugging"), DEBUGGING);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("openMemoryInWorker() reports an unusable database, and does not keep a process alive", async () => {
+  const dir = await tempDir();
+  try {
+    const junk = join(dir, "junk.db");
+    await Deno.writeTextFile(junk, "this is not a database at all, just some text ".repeat(100));
+    const invalid = await openMemoryInWorker({ path: junk }).catch((e) => e);
+    assert.ok(invalid instanceof MemoryError && invalid.reason === "invalid", String(invalid));
+
+    // A script that opens one, uses it and never closes it still ends.
+    const script = join(dir, "script.ts");
+    const worker = new URL("../lib/memory/worker.ts", import.meta.url).href;
+    await Deno.writeTextFile(
+      script,
+      `import { openMemoryInWorker } from ${JSON.stringify(worker)};\n` +
+        `const memory = await openMemoryInWorker({ path: ":memory:" });\n` +
+        `console.log((await memory.recent()).length);\n`,
+    );
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", script],
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(30_000),
+    }).output();
+    assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
+    assert.equal(new TextDecoder().decode(output.stdout).trim(), "0");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -6,7 +6,7 @@
  */
 
 import { basename, join } from "node:path";
-import { type MemoryStore, openMemory } from "../memory/mod.ts";
+import { MemoryError, type MemoryStore, openMemory, openMemoryInWorker } from "../memory/mod.ts";
 import { projectSessionsDir } from "../session/mod.ts";
 import type { Settings } from "../settings.ts";
 
@@ -51,6 +51,8 @@ export async function openProjectMemory(options: {
   settings: Settings;
   env: (name: string) => string | undefined;
   warn: (text: string) => void;
+  /** Do the memory's work in a worker thread (where one can be started). */
+  inWorker?: boolean;
 }): Promise<MemoryStore | undefined> {
   const config = options.settings.memory as MemorySettings | undefined;
   if (config?.enabled === false) return undefined;
@@ -63,6 +65,14 @@ export async function openProjectMemory(options: {
   };
   try {
     await Deno.mkdir(join(options.dataDir, "memory"), { recursive: true });
+    if (options.inWorker) {
+      // A thread that cannot start (the runtime may not allow it) is no reason to go without.
+      const inWorker = await openMemoryInWorker({ path, embeddings }).catch((error) => {
+        if (error instanceof MemoryError) throw error;
+        return undefined;
+      });
+      if (inWorker) return inWorker;
+    }
     return await openMemory({ path, embeddings });
   } catch (error) {
     options.warn(`memory is off: ${path} could not be opened (${(error as Error).message})`);

@@ -159,7 +159,15 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
     ? dirname(sessionsDir)
     : undefined;
   const memory = dataDir && !options.noMemory
-    ? await openProjectMemory({ dataDir, cwd, settings, env, warn })
+    ? await openProjectMemory({
+      dataDir,
+      cwd,
+      settings,
+      env,
+      warn,
+      // A service's runs go on beside the memory's work, not behind it.
+      inWorker: options.command === "serve",
+    })
     : undefined;
   return {
     cwd,

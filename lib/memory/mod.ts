@@ -44,6 +44,7 @@ export type {
   RetrieveOptions,
 } from "./memory.ts";
 export { openMemory } from "./store.ts";
+export { openMemoryInWorker } from "./worker.ts";
 export { MemoryError, type MemoryErrorReason } from "./errors.ts";
 export { type Embedder, type EmbeddingsOptions, openaiEmbedder } from "./embeddings.ts";
 export { MEMORY_SCHEMA_VERSION } from "./schema.ts";
