@@ -86,7 +86,7 @@ export function createAgentHandler(options: AgentHandlerOptions): AgentHandler {
     if (is("POST", "runs", 2)) {
       const body = await _body(request, runRequestSchema, maxBody);
       const run = await service.start(_runRequest(body));
-      return _answer({ delivery: "started", run, placement: undefined }, body, request, base);
+      return _answer({ delivery: "started", run }, body, request, base);
     }
     if (is("GET", "runs", 2)) return _json(200, { runs: service.runs() });
     if (is("GET", "runs", 3)) return _json(200, _run(service, id).info());
@@ -167,7 +167,7 @@ function _runRequest(body: Partial<RunRequestBody>) {
 
 /** Answers a run started or a message delivered, in the way the client asked for. */
 async function _answer(
-  delivery: Delivery | { delivery: "started"; run: ServiceRun; placement: undefined },
+  delivery: Delivery,
   body: Partial<RunRequestBody>,
   request: Request,
   base: string,

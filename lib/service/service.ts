@@ -73,23 +73,17 @@ export interface RunRequest {
 }
 
 /** Where a message went. */
-export type Delivery =
-  | {
-    /** It waits for the next turn boundary of a run that is going. */
-    delivery: "queued";
-    /** That run. */
-    run: ServiceRun;
-    /** How the run loop was chosen. */
-    placement: Placement["event"];
-  }
-  | {
-    /** It started a run. */
-    delivery: "started";
-    /** The run. */
-    run: ServiceRun;
-    /** How the run loop was chosen. */
-    placement: Placement["event"];
-  };
+export interface Delivery {
+  /**
+   * `queued`: it waits for the next turn boundary of the run going in its run loop;
+   * `started`: it started a run.
+   */
+  delivery: "queued" | "started";
+  /** The run. */
+  run: ServiceRun;
+  /** How the run loop was chosen (absent for a run started in a new run loop). */
+  placement?: Placement["event"];
+}
 
 /** Why the service refused; `status` is the HTTP status that says it. */
 export class ServiceError extends AgentError {
@@ -183,6 +177,12 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
   const resolveActive = (id: string) => {
     const matches = loops.active().filter((loop) => loop.id.startsWith(id));
     return matches.length === 1 ? matches[0] : undefined;
+  };
+  /** Fails with `not_found` unless the run loop is active or archived. */
+  const known = async (id: string) => {
+    if (!resolveActive(id) && !await options.memory?.runLoop(id)) {
+      throw new ServiceError("not_found", 404, `No run loop "${id}"`);
+    }
   };
   const busyRun = (id: string) => {
     const matches = [...busy.keys()].filter((key) => key.startsWith(id));
@@ -302,28 +302,26 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
   return {
     async start(request) {
       admit();
-      if (request.runLoopId !== undefined) {
-        const loop = resolveActive(request.runLoopId) ??
-          await options.memory?.runLoop(request.runLoopId);
-        if (!loop) {
-          throw new ServiceError("not_found", 404, `No run loop "${request.runLoopId}"`);
-        }
-      }
+      if (request.runLoopId !== undefined) await known(request.runLoopId);
       const placement = await loops.place(request.message, {
         runLoopId: request.runLoopId,
         fresh: true,
       });
       const going = busy.get(placement.runLoop.id);
-      if (going || running.size >= limit || closed) {
+      try {
+        if (going) {
+          throw new ServiceError(
+            "run_loop_busy",
+            409,
+            `Run ${going.id} is going in run loop ${placement.runLoop.id}: send the message to ` +
+              `the run loop (POST /v1/run-loops/${placement.runLoop.id}/messages) to add it at ` +
+              `its next turn boundary`,
+          );
+        }
+        admit(); // again: placing may have waited
+      } catch (error) {
         loops.unplace(placement);
-        if (!going) admit();
-        throw new ServiceError(
-          "run_loop_busy",
-          409,
-          `Run ${going!.id} is going in run loop ${placement.runLoop.id}: send the message to ` +
-            `the run loop (POST /v1/run-loops/${placement.runLoop.id}/messages) to add it at ` +
-            `its next turn boundary`,
-        );
+        throw error;
       }
       return launch(placement, request);
     },
@@ -335,20 +333,18 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
         const ending = busyRun(request.runLoopId);
         if (ending && !resolveActive(request.runLoopId)) {
           ending.queue.push(request.message);
-          const event: Placement["event"] = {
+          const { runLoopId } = ending;
+          const reason = `run loop ${runLoopId.slice(0, 8)} is ending; the message goes on from it`;
+          const placement: Placement["event"] = {
             type: "run_loop_start",
-            runLoopId: ending.runLoopId,
+            runLoopId,
             goal: request.message,
             decision: "named",
-            reason: `run loop ${
-              ending.runLoopId.slice(0, 8)
-            } is ending; the message goes on from it`,
+            reason,
           };
-          return { delivery: "queued", run: ending, placement: event };
+          return { delivery: "queued", run: ending, placement };
         }
-        const known = resolveActive(request.runLoopId) ??
-          await options.memory?.runLoop(request.runLoopId);
-        if (!known) throw new ServiceError("not_found", 404, `No run loop "${request.runLoopId}"`);
+        await known(request.runLoopId);
       }
       // A message for a busy run loop needs no free slot; one that starts a run does.
       if (busy.size === 0) admit();
