@@ -8,6 +8,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startMockAnthropicServer, startMockOpenAIServer } from "../testing.ts";
+import { median } from "./stats.ts";
 
 const MOD = fileURLToPath(new URL("../mod.ts", import.meta.url));
 const RUNS = 15;
@@ -85,11 +86,6 @@ async function runOnce(target: Target, url: string, args: string[], cwd: string)
   if (status !== "success") throw new Error(`the run ended with ${status}`);
   const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr)?.[1];
   return { wallMs, peakRssMiB: rss ? Number(rss) / 1024 : undefined };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
 }
 
 /** Median wall time and peak RSS of a scenario on a target. */

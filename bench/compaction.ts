@@ -27,23 +27,12 @@ import {
 } from "../mod.ts";
 import { scriptedModel } from "../testing.ts";
 import { createCompactor } from "../lib/compaction.ts";
+import { median, random } from "./stats.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const TURNS = 200;
 const WINDOWS = [8_000, 32_000, 128_000];
 const SYSTEM = "You are a coding agent. You read files to answer questions about a codebase.";
-
-/** A deterministic generator of numbers in [0, 1). */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A source-like file of 1,000 to 16,000 characters, the same for the same path. */
 function fileText(path: string): string {
@@ -113,8 +102,6 @@ console.log(
 
 // 2. Request sizes in a long session.
 const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
-const median = (values: number[]) =>
-  values.length ? [...values].sort((a, b) => a - b)[values.length >> 1] : 0;
 
 console.log(`\n${TURNS}-turn session of read calls (tokens counted with ${counter.name}):`);
 for (const contextWindow of WINDOWS) {

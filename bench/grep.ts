@@ -9,6 +9,7 @@
 
 import { join } from "node:path";
 import { createGrepTool } from "../tools/grep.ts";
+import { random } from "./stats.ts";
 
 const RUNS = Number(Deno.args[0] ?? 7);
 const PATTERNS = [
@@ -16,18 +17,6 @@ const PATTERNS = [
   { name: "common word", pattern: "return" },
   { name: "character class", pattern: "[A-Z][a-z]+Error\\(" },
 ];
-
-/** A deterministic generator of numbers in [0, 1). */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = [
   "get",

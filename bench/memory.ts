@@ -15,22 +15,11 @@
 import { join } from "node:path";
 import { openMemory, type RunLoop, vectorIndex } from "../lib/memory/mod.ts";
 import { hashedEmbedding } from "../testing.ts";
+import { median, random } from "./stats.ts";
 
 const SEGMENTS = 100_000;
 const QUERIES = 300;
 const DIMENSIONS = 384;
-
-/** A deterministic generator of numbers in [0, 1). */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const next = random(42);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)];
@@ -171,8 +160,6 @@ function percentiles(values: number[]): string {
     at(0.99).toFixed(2)
   } ms`;
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1];
 
 /** A fetch that answers `/embeddings` in-process, with hashed bag-of-words vectors. */
 const localFetch: typeof fetch = (_input, init) => {

@@ -27,14 +27,13 @@ import {
   type Model,
   openMemory,
 } from "../mod.ts";
+import { median } from "./stats.ts";
 
 const RUNS = Number(Deno.args[0] ?? 100);
 const TURNS = Number(Deno.args[1] ?? 10);
 const DELAY_MS = Number(Deno.args[2] ?? 50);
 const ROUNDS = 5;
 const root = fileURLToPath(new URL("..", import.meta.url));
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1];
 
 /** Reads a stream until `pattern` matches; gives its groups. */
 async function watchFor(

@@ -11,20 +11,9 @@
 import { join } from "node:path";
 import type { Message } from "../lib/messages.ts";
 import { fileSessionStore, projectSessionsDir, type SessionWriter } from "../lib/session/mod.ts";
+import { median, random } from "./stats.ts";
 
 const RUNS = 9;
-
-/** A deterministic generator of numbers in [0, 1). */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = "the file test build error function return value import module config path line"
   .split(" ");
@@ -70,11 +59,6 @@ function message(next: () => number, i: number): Message {
     content: source(next, 300 + next() * 3500),
     isError: false,
   };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
 }
 
 async function append(writer: SessionWriter, next: () => number, i: number): Promise<void> {

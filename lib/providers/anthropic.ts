@@ -10,7 +10,7 @@ import { AgentError, ConfigError, ProviderError } from "../errors.ts";
 import type { Model, ModelEvent, ModelInfo, ModelRequest } from "../model.ts";
 import { anthropicEventReader, anthropicStreamError } from "./anthropic_events.ts";
 import { messagesRequest, type MessagesRequestStyle } from "./anthropic_request.ts";
-import { httpError, isConnectionLoss, rootCause } from "./http_errors.ts";
+import { httpError, isConnectionLoss, unreachable } from "./http_errors.ts";
 import { readSse } from "./sse.ts";
 
 /** Anthropic's own API root (without `/v1`, like `ANTHROPIC_BASE_URL`). */
@@ -181,16 +181,7 @@ function _providerError(
 ): unknown {
   if (error instanceof AgentError || signal?.aborted) return error;
   const { provider } = where;
-  if (error instanceof sdk.APIConnectionError) {
-    const reason = rootCause(error);
-    // Nothing listens there: waiting will not help, the address is probably wrong.
-    const refused = /connection refused|ECONNREFUSED/i.test(reason);
-    const advice = refused ? ". Is the server running, and is the base URL right?" : "";
-    return new ProviderError(
-      `Could not reach ${provider} at ${where.baseURL}: ${reason}${advice}`,
-      { retryable: !refused, cause: error },
-    );
-  }
+  if (error instanceof sdk.APIConnectionError) return unreachable(provider, where.baseURL, error);
   if (error instanceof sdk.APIError) {
     if (error.status === undefined) {
       // No HTTP status: an `error` event, as the SDK relays it.

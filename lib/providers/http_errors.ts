@@ -110,6 +110,28 @@ export function rootCause(error: Error): string {
 }
 
 /**
+ * The error for a server that could not be reached. A refused connection is not retried:
+ * nothing listens there, and waiting will not help; the address is probably wrong.
+ *
+ * @example
+ * ```ts
+ * import { unreachable } from "./http_errors.ts";
+ * const cause = new TypeError("fetch failed", { cause: new Error("Connection refused") });
+ * const error = unreachable("ollama", "http://127.0.0.1:11434/v1", cause);
+ * if (error.retryable || !error.message.includes("Is the server running")) throw new Error();
+ * ```
+ */
+export function unreachable(provider: string, baseURL: string, error: Error): ProviderError {
+  const reason = rootCause(error);
+  const refused = /connection refused|ECONNREFUSED/i.test(reason);
+  const advice = refused ? ". Is the server running, and is the base URL right?" : "";
+  return new ProviderError(`Could not reach ${provider} at ${baseURL}: ${reason}${advice}`, {
+    retryable: !refused,
+    cause: error,
+  });
+}
+
+/**
  * Whether reading a response body failed because the connection dropped (reset, closed early).
  *
  * @example

@@ -9,7 +9,7 @@
 import type OpenAI from "openai";
 import { AgentError, ConfigError, ProviderError } from "../errors.ts";
 import type { Model, ModelEvent, ModelInfo, ModelRequest } from "../model.ts";
-import { httpError, isConnectionLoss, rootCause } from "./http_errors.ts";
+import { httpError, isConnectionLoss, unreachable } from "./http_errors.ts";
 import { chunkReader, streamError } from "./openai_chunks.ts";
 import { chatRequest, type ChatRequestStyle } from "./openai_request.ts";
 import { readSse } from "./sse.ts";
@@ -175,19 +175,7 @@ function _providerError(
 ): unknown {
   if (error instanceof AgentError || signal?.aborted) return error;
   const { provider } = where;
-  if (error instanceof sdk.APIConnectionError) {
-    const reason = rootCause(error);
-    // Nothing listens there: waiting will not help, the address is probably wrong.
-    const refused = /connection refused|ECONNREFUSED/i.test(reason);
-    const advice = refused ? ". Is the server running, and is the base URL right?" : "";
-    return new ProviderError(
-      `Could not reach ${provider} at ${where.baseURL}: ${reason}${advice}`,
-      {
-        retryable: !refused,
-        cause: error,
-      },
-    );
-  }
+  if (error instanceof sdk.APIConnectionError) return unreachable(provider, where.baseURL, error);
   if (error instanceof sdk.APIError) {
     const body = error.error as { message?: unknown } | undefined;
     const message = typeof body?.message === "string" ? body.message : error.message;

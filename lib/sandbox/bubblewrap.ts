@@ -70,7 +70,7 @@ export const SANDBOX_HIDDEN_SYSTEM: readonly string[] = [
  * - `--cap-drop ALL`: when bwrap runs as root it would otherwise keep every capability, and root
  *   with CAP_SYS_ADMIN can remount `/` read-write or unmount what hides the secrets.
  */
-export function _isolation(net: boolean): string[] {
+function _isolation(net: boolean): string[] {
   const args = [
     "--die-with-parent",
     "--unshare-pid",
@@ -82,6 +82,25 @@ export function _isolation(net: boolean): string[] {
   if (!net) args.push("--unshare-net");
   args.push("--cap-drop", "ALL");
   return args;
+}
+
+/**
+ * The isolation, and the file system every sandbox starts from: `/` read-only, fresh `/dev`,
+ * `/proc` and an empty `/tmp`.
+ */
+export function _confinement(net: boolean): string[] {
+  return [
+    ..._isolation(net),
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    "--tmpfs",
+    "/tmp",
+  ];
 }
 
 /**
@@ -127,16 +146,7 @@ export function _isolation(net: boolean): string[] {
 export function sandboxArgs(options: SandboxArgsOptions): string[] {
   const cwd = resolve(options.cwd);
   const args = [
-    ..._isolation(options.net),
-    "--ro-bind",
-    "/",
-    "/",
-    "--dev",
-    "/dev",
-    "--proc",
-    "/proc",
-    "--tmpfs",
-    "/tmp",
+    ..._confinement(options.net),
     "--setenv",
     "TMPDIR",
     "/tmp",

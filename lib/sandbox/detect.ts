@@ -6,7 +6,7 @@
  */
 
 import { join } from "node:path";
-import { _isolation } from "./bubblewrap.ts";
+import { _confinement } from "./bubblewrap.ts";
 
 /** Whether a sandbox can be made here, and with which `bwrap`, or why not. */
 export type SandboxAvailability =
@@ -69,16 +69,7 @@ async function _detect(given: string | undefined): Promise<SandboxAvailability> 
     };
   }
   const probe = await _output(path, [
-    ..._isolation(false),
-    "--ro-bind",
-    "/",
-    "/",
-    "--dev",
-    "/dev",
-    "--proc",
-    "/proc",
-    "--tmpfs",
-    "/tmp",
+    ..._confinement(false),
     "--",
     "true",
   ], 5_000);
