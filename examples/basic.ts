@@ -7,6 +7,8 @@
  * AGENT_MODEL=openai/qwen3 OPENAI_BASE_URL=http://127.0.0.1:11434/v1 deno run -A examples/basic.ts
  * ```
  *
+ * It exits 0 when the run succeeds, and 1 when it does not (the reason goes to stderr).
+ *
  * @module
  */
 
@@ -29,6 +31,9 @@ for await (const event of agent.stream(prompt)) {
   if (event.type === "tool_result") console.error(`← ${event.output}`);
   if (event.type === "result") {
     console.log();
-    if (event.status !== "success") console.error(`${event.status}: ${event.error?.message ?? ""}`);
+    if (event.status !== "success") {
+      console.error(`${event.status}: ${event.error?.message ?? "the run did not finish"}`);
+      Deno.exitCode = 1;
+    }
   }
 }

@@ -8,6 +8,9 @@
  * AGENT_MODEL=ollama/qwen3 deno run -A examples/graph.ts
  * ```
  *
+ * It prints the published answer and exits 0, or says why the graph failed on stderr and
+ * exits 1.
+ *
  * @module
  */
 
@@ -65,5 +68,10 @@ if (import.meta.main) {
     }
   }
   const result = await execution.result;
-  console.log(result.success ? result.finalMessage : `${result.status}: ${result.error}`);
+  if (result.success) {
+    console.log(result.finalMessage);
+  } else {
+    console.error(`${result.status}: ${result.error ?? "the graph did not reach its end"}`);
+    Deno.exitCode = 1;
+  }
 }

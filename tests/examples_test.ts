@@ -68,32 +68,113 @@ Deno.test("examples/weather: geocodes the city, then reads its current weather",
   assert.match(nowhere.output, /No place called "Atlantis"/);
 });
 
-Deno.test("examples/basic.ts runs against an OpenAI-compatible server", async () => {
+/** Runs an example in a child process, pointed at `baseURL` for its model. */
+async function runExample(name: string, args: string[], baseURL: string) {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", fileURLToPath(new URL(`../examples/${name}`, import.meta.url)), ...args],
+    env: { AGENT_MODEL: "openai/test", OPENAI_BASE_URL: baseURL, OPENAI_API_KEY: "sk-test" },
+    stdin: "null",
+  }).output();
+  return {
+    code: output.code,
+    stdout: new TextDecoder().decode(output.stdout),
+    stderr: new TextDecoder().decode(output.stderr),
+  };
+}
+
+/** The examples that run as programs; each has a test of its exit code on success and failure. */
+const PROGRAMS = ["basic.ts", "graph.ts"];
+
+Deno.test("examples: every example that runs as a program has its exit codes tested", async () => {
+  const programs: string[] = [];
+  for await (const entry of Deno.readDir(new URL("../examples/", import.meta.url))) {
+    if (!entry.isFile || !entry.name.endsWith(".ts")) continue;
+    const text = await Deno.readTextFile(new URL(`../examples/${entry.name}`, import.meta.url));
+    if (/import\.meta\.main|Deno\.args/.test(text)) programs.push(entry.name);
+  }
+  assert.deepEqual(programs.sort(), PROGRAMS);
+});
+
+Deno.test("examples/basic.ts runs against an OpenAI-compatible server and exits 0", async () => {
   await using server = startMockOpenAIServer({
     replies: [
       { toolCalls: [{ name: "calculator", arguments: { expression: "(17 + 4) * 3" } }] },
       { text: "(17 + 4) * 3 = 63" },
     ],
   });
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      fileURLToPath(new URL("../examples/basic.ts", import.meta.url)),
-      "What is (17 + 4) * 3?",
-    ],
-    env: { AGENT_MODEL: "openai/test", OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-test" },
-    stdin: "null",
-  }).output();
-  const stdout = new TextDecoder().decode(output.stdout);
-  const stderr = new TextDecoder().decode(output.stderr);
-  assert.equal(output.code, 0, stderr);
+  const { code, stdout, stderr } = await runExample(
+    "basic.ts",
+    ["What is (17 + 4) * 3?"],
+    server.url,
+  );
+  assert.equal(code, 0, stderr);
   assert.equal(stdout, "(17 + 4) * 3 = 63\n");
   assert.match(stderr, /→ calculator \{"expression":"\(17 \+ 4\) \* 3"\}\n← 63/);
   const tools = (server.requests[0].body.tools as Array<{ function: { name: string } }>).map((t) =>
     t.function.name
   );
   assert.deepEqual(tools, ["calculator", "get_weather"]);
+});
+
+Deno.test("examples/basic.ts exits 1 when its run fails", async () => {
+  await using server = startMockOpenAIServer({ replies: () => ({ status: 401 }) });
+  const { code, stderr } = await runExample("basic.ts", ["Hi"], server.url);
+  assert.equal(code, 1, stderr);
+  assert.match(stderr, /^error: .*401/m);
+});
+
+/** A mock model for the graph example: the review approves the second draft. */
+function reviewingServer() {
+  let reviews = 0;
+  return startMockOpenAIServer({
+    replies: (body) => {
+      const messages = body.messages as Array<{ role: string; content: string }>;
+      const system = messages[0].role === "system" ? messages[0].content : "";
+      if (system.startsWith("You judge")) {
+        return {
+          text: reviews >= 2
+            ? '{"answer":"yes","reason":"approved"}'
+            : '{"answer":"no","reason":"fixes asked"}',
+        };
+      }
+      if (system.startsWith("You are a researcher")) {
+        return messages.at(-1)?.role === "tool"
+          ? { text: "A leap year has 31,622,400 seconds." }
+          : {
+            toolCalls: [{ name: "calculator", arguments: { expression: "366 * 24 * 60 * 60" } }],
+          };
+      }
+      if (system.startsWith("You are a writer")) {
+        return { text: `Draft ${reviews + 1}: 31,622,400 seconds.` };
+      }
+      reviews++;
+      return { text: reviews >= 2 ? "APPROVED" : "Say that it is for a leap year." };
+    },
+  });
+}
+
+Deno.test("examples/graph.ts prints the published answer and exits 0", async () => {
+  await using server = reviewingServer();
+  const { code, stdout, stderr } = await runExample(
+    "graph.ts",
+    ["Seconds in a leap year?"],
+    server.url,
+  );
+  assert.equal(code, 0, stderr);
+  assert.equal(stdout, "Draft 2: 31,622,400 seconds.\n");
+  assert.match(stderr, /▶ research\n[^]*▶ publish/);
+});
+
+Deno.test("examples/graph.ts exits 1 when its graph fails", async () => {
+  await using server = startMockOpenAIServer({ replies: () => ({ status: 401 }) });
+  const { code, stdout, stderr } = await runExample(
+    "graph.ts",
+    ["Seconds in a leap year?"],
+    server.url,
+  );
+  assert.equal(code, 1, stderr);
+  assert.equal(stdout, "");
+  assert.match(stderr, /^error: .*LLM node "research" failed/m);
 });
 
 Deno.test("examples/graph: research, write, review until approved, then publish", async () => {
