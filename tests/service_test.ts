@@ -510,6 +510,50 @@ Deno.test("service: bad requests get clear errors; the OpenAPI document lists ev
   assert.deepEqual(doc.components.schemas.RunRequest.required, ["message"]);
 });
 
+Deno.test("service: a known path asked with a method it does not take answers 405 with Allow", async () => {
+  await using model = startMockOpenAIServer({ replies: [] as MockReply[] });
+  await using service = serve({ model: openaiModel(model), basePath: "/agent" });
+  const root = `${service.url}/agent`;
+
+  const deleted = await fetch(`${root}/v1/runs`, { method: "DELETE" });
+  assert.equal(deleted.status, 405);
+  assert.equal(deleted.headers.get("allow"), "GET, POST");
+  assert.match(deleted.headers.get("content-type")!, /^application\/json/);
+  assert.deepEqual(await deleted.json(), {
+    error: {
+      code: "method_not_allowed",
+      message: "/agent/v1/runs takes GET, POST, not DELETE",
+    },
+  });
+  const got = await fetch(`${root}/v1/messages`);
+  assert.equal(got.status, 405);
+  assert.equal(got.headers.get("allow"), "POST");
+  assert.equal((await got.json()).error.code, "method_not_allowed");
+
+  // Every path of the OpenAPI document says the methods it lists, and only those.
+  const doc = await (await fetch(`${root}/openapi.json`)).json();
+  const documented = doc.components.responses.MethodNotAllowed;
+  assert.ok(documented.headers.Allow);
+  assert.equal(documented.content["application/json"].schema.$ref, "#/components/schemas/Error");
+  for (const [path, operations] of Object.entries(doc.paths as Json)) {
+    const methods = Object.keys(operations).map((m) => m.toUpperCase()).sort();
+    const response = await fetch(`${service.url}${path.replace("{id}", "abcd1234")}`, {
+      method: "PATCH",
+    });
+    assert.equal(response.status, 405, path);
+    assert.equal(response.headers.get("allow"), methods.join(", "), path);
+    await response.body?.cancel();
+  }
+
+  // Unknown paths are still not found, whatever the method.
+  for (const [method, path] of [["GET", "/v1/nothing"], ["DELETE", "/v1/runs/x/y/z"]]) {
+    const unknown = await fetch(`${root}${path}`, { method });
+    assert.equal(unknown.status, 404, path);
+    assert.equal(unknown.headers.get("allow"), null);
+    assert.equal((await unknown.json()).error.code, "not_found");
+  }
+});
+
 Deno.test("service: a run that fails outside the loop says why, and the service goes on", async () => {
   await using model = startMockOpenAIServer({ replies: () => ({ text: "ok" }) });
   const store = memorySessionStore();

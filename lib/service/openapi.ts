@@ -61,10 +61,23 @@ export function openApiDocument(version: string, basePath: string): Record<strin
       version,
       description: "Runs of an LLM agent over HTTP: start runs and stream their events, send " +
         "messages into run loops while they work, cancel runs, read run loops, sessions and " +
-        "memory. Send Authorization: Bearer <token> unless the service serves loopback only.",
+        "memory. Send Authorization: Bearer <token> unless the service serves loopback only. " +
+        "Errors are JSON (Error); a path asked with a method it does not take answers 405 " +
+        "(MethodNotAllowed) with an Allow header that lists the methods it takes.",
     },
     components: {
       securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
+      responses: {
+        MethodNotAllowed: {
+          ..._error("The path does not take this method (code method_not_allowed)"),
+          headers: {
+            Allow: {
+              description: "The methods the path takes, e.g. `GET, POST`",
+              schema: { type: "string" },
+            },
+          },
+        },
+      },
       schemas: {
         RunRequest: input(runRequestSchema),
         RunLoopMessage: input(runLoopMessageSchema),

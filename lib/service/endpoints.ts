@@ -1,0 +1,325 @@
+/**
+ * The service's endpoints: each method and path with what answers it, and how a request finds
+ * its endpoint. A path the service knows, asked with a method it does not take, answers 405 with
+ * an `Allow` header; a path it does not know answers 404.
+ *
+ * @module
+ */
+
+import { z } from "zod";
+import denoJson from "../../deno.json" with { type: "json" };
+import { openApiDocument } from "./openapi.ts";
+import type { ServiceRun } from "./run.ts";
+import { runLoopMessageSchema, type RunRequestBody, runRequestSchema } from "./schemas.ts";
+import { type AgentService, type Delivery, type RunRequest, ServiceError } from "./service.ts";
+import { sseResponse } from "./sse.ts";
+
+/** One endpoint of the service. */
+export interface Endpoint {
+  /** The HTTP method it takes. */
+  method: string;
+  /** Its path's segments after the base path; `:id` stands for any one segment. */
+  path: string[];
+  /** Answers a request; `id` is the path's third segment (empty when it has none). */
+  answer(request: Request, id: string): Response | Promise<Response>;
+}
+
+/** Where the endpoints are mounted, and the largest body they read. */
+export interface EndpointOptions {
+  /** The path the service is mounted at, without a trailing slash (`""` for the root). */
+  basePath: string;
+  /** The largest request body, in bytes. */
+  maxBodyBytes: number;
+}
+
+/**
+ * The endpoints of `service`: every method and path the HTTP service answers.
+ *
+ * @example
+ * ```ts
+ * import { serviceEndpoints } from "./endpoints.ts";
+ * import { createAgentService } from "./service.ts";
+ * import { scriptedModel } from "../scripted_model.ts";
+ * const service = createAgentService({ model: scriptedModel([]) });
+ * const endpoints = serviceEndpoints(service, { basePath: "", maxBodyBytes: 1024 });
+ * const runs = endpoints.filter((e) => e.path.join("/") === "v1/runs").map((e) => e.method);
+ * if (runs.join() !== "POST,GET") throw new Error("unexpected");
+ * await service.close();
+ * ```
+ */
+export function serviceEndpoints(service: AgentService, options: EndpointOptions): Endpoint[] {
+  const { basePath, maxBodyBytes } = options;
+  let openapi: string | undefined;
+  return [
+    {
+      method: "GET",
+      path: ["openapi.json"],
+      answer: () => {
+        openapi ??= JSON.stringify(openApiDocument(denoJson.version, basePath));
+        return new Response(openapi, { headers: { "content-type": "application/json" } });
+      },
+    },
+    {
+      method: "GET",
+      path: ["v1", "health"],
+      answer: () =>
+        jsonResponse(200, { status: "ok", version: denoJson.version, runs: service.load() }),
+    },
+    {
+      method: "POST",
+      path: ["v1", "runs"],
+      answer: async (request) => {
+        const body = await _body(request, runRequestSchema, maxBodyBytes);
+        const run = await service.start(_runRequest(body));
+        return _answer({ delivery: "started", run }, body, request, basePath);
+      },
+    },
+    {
+      method: "GET",
+      path: ["v1", "runs"],
+      answer: () => jsonResponse(200, { runs: service.runs() }),
+    },
+    {
+      method: "GET",
+      path: ["v1", "runs", ":id"],
+      answer: (_request, id) => jsonResponse(200, _run(service, id).info()),
+    },
+    {
+      method: "GET",
+      path: ["v1", "runs", ":id", "events"],
+      answer: (request, id) => {
+        const run = _run(service, id);
+        const after = Number(
+          request.headers.get("last-event-id") ?? new URL(request.url).searchParams.get("after") ??
+            0,
+        );
+        return sseResponse(run, Number.isFinite(after) ? after : 0, _ids(run));
+      },
+    },
+    {
+      method: "POST",
+      path: ["v1", "runs", ":id", "cancel"],
+      answer: (_request, id) => jsonResponse(202, service.cancel(id).info()),
+    },
+    {
+      method: "POST",
+      path: ["v1", "messages"],
+      answer: async (request) => {
+        const body = await _body(request, runRequestSchema, maxBodyBytes);
+        return _answer(await service.send(_runRequest(body)), body, request, basePath);
+      },
+    },
+    {
+      method: "GET",
+      path: ["v1", "run-loops"],
+      answer: () => jsonResponse(200, { runLoops: service.runLoops() }),
+    },
+    {
+      method: "GET",
+      path: ["v1", "run-loops", ":id"],
+      answer: async (_request, id) => {
+        const loop = await service.runLoop(id);
+        if (!loop) throw new ServiceError("not_found", 404, `No run loop "${id}"`);
+        return jsonResponse(200, loop);
+      },
+    },
+    {
+      method: "POST",
+      path: ["v1", "run-loops", ":id", "messages"],
+      answer: async (request, id) => {
+        const body = await _body(request, runLoopMessageSchema, maxBodyBytes);
+        const delivery = await service.send({ ..._runRequest(body), runLoopId: id });
+        return _answer(delivery, body, request, basePath);
+      },
+    },
+    {
+      method: "POST",
+      path: ["v1", "run-loops", ":id", "complete"],
+      answer: async (_request, id) => {
+        await service.completeRunLoop(id);
+        return jsonResponse(200, { runLoopId: id, status: "completed" });
+      },
+    },
+    {
+      method: "GET",
+      path: ["v1", "sessions"],
+      answer: async () => jsonResponse(200, { sessions: await service.sessions() }),
+    },
+    {
+      method: "GET",
+      path: ["v1", "sessions", ":id"],
+      answer: async (_request, id) => {
+        const { header, messages, model, compaction } = await service.session(id);
+        return jsonResponse(200, {
+          ...header,
+          model,
+          messages,
+          ...(compaction ? { compaction } : {}),
+        });
+      },
+    },
+    {
+      method: "GET",
+      path: ["v1", "memory", "search"],
+      answer: async (request) => {
+        const params = new URL(request.url).searchParams;
+        const query = params.get("q")?.trim();
+        if (!query) throw new ServiceError("bad_request", 400, "Give the search as ?q=<words>");
+        const limit = Math.min(100, Math.max(1, Number(params.get("limit") ?? 10) || 10));
+        return jsonResponse(200, { results: await service.searchMemory(query, limit) });
+      },
+    },
+  ];
+}
+
+/**
+ * Answers a request whose path, after the base path, is `path`: with the endpoint of that path
+ * and method; 405 with `Allow` when the path is known but not the method. Throws a 404
+ * {@link ServiceError} for a path no endpoint has.
+ *
+ * @example
+ * ```ts
+ * import { routeRequest } from "./endpoints.ts";
+ * const endpoints = [{ method: "GET", path: ["v1", "ping"], answer: () => new Response("pong") }];
+ * const request = new Request("http://127.0.0.1/v1/ping", { method: "POST" });
+ * const response = await routeRequest(endpoints, request, ["v1", "ping"], "");
+ * if (response.status !== 405 || response.headers.get("allow") !== "GET") throw new Error();
+ * ```
+ */
+export async function routeRequest(
+  endpoints: readonly Endpoint[],
+  request: Request,
+  path: string[],
+  basePath: string,
+): Promise<Response> {
+  const method = request.method;
+  const where = `${basePath}/${path.join("/")}`;
+  const fits = endpoints.filter((endpoint) => _fits(endpoint.path, path));
+  const endpoint = fits.find((endpoint) => endpoint.method === method);
+  if (endpoint) return await endpoint.answer(request, path[2] ?? "");
+  if (fits.length === 0) throw new ServiceError("not_found", 404, `No endpoint ${method} ${where}`);
+  const allow = fits.map((endpoint) => endpoint.method).sort().join(", ");
+  return jsonResponse(405, {
+    error: { code: "method_not_allowed", message: `${where} takes ${allow}, not ${method}` },
+  }, { allow });
+}
+
+/**
+ * A JSON response.
+ *
+ * @example
+ * ```ts
+ * import { jsonResponse } from "./endpoints.ts";
+ * const response = jsonResponse(404, { error: { code: "not_found", message: "No run" } });
+ * if (response.headers.get("content-type") !== "application/json") throw new Error();
+ * ```
+ */
+export function jsonResponse(
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json", ...headers },
+  });
+}
+
+/** Whether a request's path segments fit an endpoint's path. */
+function _fits(pattern: string[], path: string[]): boolean {
+  return pattern.length === path.length &&
+    pattern.every((segment, i) => segment === ":id" || segment === path[i]);
+}
+
+/** What the service is asked to run, from a checked body. */
+function _runRequest(body: Partial<RunRequestBody>): RunRequest {
+  return {
+    message: body.message!,
+    runLoopId: body.runLoopId,
+    maxTurns: body.maxTurns,
+    complete: body.complete,
+    cancelOnDisconnect: body.cancelOnDisconnect,
+  };
+}
+
+/** Answers a run started or a message delivered, in the way the client asked for. */
+async function _answer(
+  delivery: Delivery,
+  body: Partial<RunRequestBody>,
+  request: Request,
+  base: string,
+): Promise<Response> {
+  const { run } = delivery;
+  const stream = body.stream ?? (request.headers.get("accept") ?? "").includes("text/event-stream");
+  const cancel = () => {
+    if (run.cancelOnDisconnect) run.controller.abort();
+  };
+  if (stream) {
+    // A queued message is followed from now on; a new run from its start.
+    const after = delivery.delivery === "queued" ? run.info().events : 0;
+    return sseResponse(run, after, _ids(run), cancel);
+  }
+  const answer = (info = run.info()) => ({
+    delivery: delivery.delivery,
+    run: info,
+    ...(delivery.placement ? { placement: delivery.placement } : {}),
+  });
+  const location = { location: `${base}/v1/runs/${run.id}` };
+  if (body.background || delivery.delivery === "queued") {
+    return jsonResponse(202, answer(), location);
+  }
+  // Watched, not listened to: a listener would also hear the abort that follows every response.
+  const watch = run.cancelOnDisconnect
+    ? setInterval(() => request.signal.aborted && cancel(), 200)
+    : undefined;
+  try {
+    return jsonResponse(200, answer(await run.done), location);
+  } finally {
+    clearInterval(watch);
+  }
+}
+
+/** The request body as JSON, checked against `schema`. */
+async function _body<T extends z.ZodType>(
+  request: Request,
+  schema: T,
+  maxBytes: number,
+): Promise<z.infer<T>> {
+  const size = Number(request.headers.get("content-length") ?? 0);
+  if (size > maxBytes) {
+    throw new ServiceError("too_large", 413, `The body is over ${maxBytes} bytes`);
+  }
+  const text = await request.text();
+  if (text.length > maxBytes) {
+    throw new ServiceError("too_large", 413, `The body is over ${maxBytes} bytes`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new ServiceError("bad_request", 400, `The body is not JSON: ${(error as Error).message}`);
+  }
+  const checked = schema.safeParse(json);
+  if (!checked.success) {
+    throw new ServiceError(
+      "bad_request",
+      400,
+      `Bad request body: ${z.prettifyError(checked.error)}`,
+    );
+  }
+  return checked.data;
+}
+
+/** The run `id`, or a 404. */
+function _run(service: AgentService, id: string): ServiceRun {
+  const run = service.run(id);
+  if (!run) {
+    throw new ServiceError("not_found", 404, `No run "${id}" (ended runs are kept a while)`);
+  }
+  return run;
+}
+
+/** The headers that name a run and its run loop. */
+function _ids(run: ServiceRun): Record<string, string> {
+  return { "x-run-id": run.id, "x-run-loop-id": run.runLoopId };
+}
