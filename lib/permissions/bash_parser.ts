@@ -1,7 +1,8 @@
 /**
- * The Bash parser behind the permission rules: tree-sitter's Bash grammar (`npm:tree-sitter-bash`,
- * the one Codex and Gemini CLI use to read command lines) run by `npm:web-tree-sitter`. Both are
- * WebAssembly, loaded on first use (about 0.1 s) and kept for the life of the process.
+ * The Bash parser behind the permission rules: tree-sitter's Bash grammar (tree-sitter-bash, the
+ * one Codex and Gemini CLI use to read command lines), as `npm:@vscode/tree-sitter-wasm` builds it
+ * (the WebAssembly alone: no native addon, no install script), run by `npm:web-tree-sitter`. Both
+ * are loaded on first use (about 0.1 s) and kept for the life of the process.
  *
  * @module
  */

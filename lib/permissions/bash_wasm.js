@@ -4,6 +4,6 @@
 // needs no --allow-read, and `deno compile` embeds them. TypeScript cannot yet parse
 // `import source`, hence this JavaScript file and its declaration file.
 import source runtime from "web-tree-sitter/web-tree-sitter.wasm";
-import source grammar from "tree-sitter-bash/tree-sitter-bash.wasm";
+import source grammar from "@vscode/tree-sitter-wasm/wasm/tree-sitter-bash.wasm";
 
 export { grammar, runtime };
