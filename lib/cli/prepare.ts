@@ -109,14 +109,18 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
 
   const modelSpec = options.model ?? resumed?.model ?? env("AGENT_MODEL") ?? settings.model ??
     DEFAULT_MODEL;
+  let provider: string;
   try {
-    parseModelSpec(modelSpec, settings.providers);
+    provider = parseModelSpec(modelSpec, settings.providers).provider;
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
   const resolveWith = (spec: string) => {
     const model = resolveModel(spec, {
-      baseURL: options.baseURL,
+      // --base-url is the API root of the provider it was given for; another has its own.
+      baseURL: parseModelSpec(spec, settings.providers).provider === provider
+        ? options.baseURL
+        : undefined,
       env,
       providers: settings.providers,
       models: settings.models,

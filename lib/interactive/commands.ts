@@ -71,7 +71,13 @@ const COMMANDS: Record<string, _Command> = {
     help: "show or switch the model",
     run: async (args, context) => {
       if (!args) return context.write(`Model: ${context.model()}\n`);
-      await context.switchModel(args);
+      try {
+        await context.switchModel(args);
+      } catch (error) {
+        // A provider without its key or its server: the session stays on the model it had.
+        const reason = (error as Error).message.replace(/\.?$/, ".");
+        throw new Error(`${reason} Still on ${context.model()}.`);
+      }
       context.write(`Model: ${context.model()}\n`);
     },
   },

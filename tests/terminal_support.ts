@@ -1,0 +1,138 @@
+/**
+ * What the tests that run the CLI as a child process share: a terminal (tmux, on a server of its
+ * own) to type into and read, and an environment of the test's own making (a temp HOME and data
+ * directory, the Deno cache of this process), so that nothing of the user's leaks in.
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+
+/** The CLI's entry point. */
+export const MOD: string = fileURLToPath(new URL("../mod.ts", import.meta.url));
+
+let _denoDir: Promise<string> | undefined;
+
+/** Where this Deno keeps its cache: children find their modules there. */
+export function denoDir(): Promise<string> {
+  _denoDir ??= (async () => {
+    const given = Deno.env.get("DENO_DIR");
+    if (given) return given;
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["info", "--json"],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    return JSON.parse(new TextDecoder().decode(output.stdout)).denoDir as string;
+  })();
+  return _denoDir;
+}
+
+/**
+ * The whole environment of a CLI child: a temp HOME and data directory, this process's Deno
+ * cache and PATH, no colours, and `extra` on top. Nothing else is inherited.
+ */
+export async function childEnv(
+  extra: Record<string, string> = {},
+): Promise<Record<string, string>> {
+  return {
+    PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+    HOME: await Deno.makeTempDir({ prefix: "agent_home_" }),
+    AGENT_DATA_DIR: await Deno.makeTempDir({ prefix: "agent_data_" }),
+    DENO_DIR: await denoDir(),
+    NO_COLOR: "1",
+    ...extra,
+  };
+}
+
+/** A temp directory, by its real path (Deno's grants and the CLI's messages use real paths). */
+export async function tempDir(prefix = "agent_cwd_"): Promise<string> {
+  return await Deno.realPath(await Deno.makeTempDir({ prefix }));
+}
+
+/** A terminal running one command, on a tmux server of its own. */
+export class Terminal implements AsyncDisposable {
+  /** The tmux server's socket name, and the session's. */
+  readonly name = `agent-test-${crypto.randomUUID().slice(0, 8)}`;
+
+  /**
+   * Starts `command` in `cwd` with exactly `env` as its environment. When the command ends, the
+   * pane shows `[exit <code>]` and stays open.
+   */
+  static async start(
+    command: string[],
+    env: Record<string, string>,
+    cwd: string,
+  ): Promise<Terminal> {
+    const terminal = new Terminal();
+    const vars = Object.entries({ TERM: "xterm-256color", ...env }).map(([key, value]) =>
+      `${key}=${value}`
+    );
+    const line = ["env", "-i", ...vars, ...command].map(_quote).join(" ");
+    const script = `${line}; echo "[exit $?]"; sleep 120`;
+    await terminal.#tmux(
+      "new-session",
+      "-d",
+      "-s",
+      terminal.name,
+      "-x",
+      "110",
+      "-y",
+      "40",
+      "-c",
+      cwd,
+      "sh",
+      "-c",
+      script,
+    );
+    return terminal;
+  }
+
+  /** Types `text` as it is. */
+  async type(text: string): Promise<void> {
+    await this.#tmux("send-keys", "-t", this.name, "-l", text);
+  }
+
+  /** Presses keys by their tmux names (`Enter`, `C-c`). */
+  async keys(...keys: string[]): Promise<void> {
+    await this.#tmux("send-keys", "-t", this.name, ...keys);
+  }
+
+  /** What the terminal shows, its scrollback included. */
+  async screen(): Promise<string> {
+    return await this.#tmux("capture-pane", "-p", "-J", "-S", "-500", "-t", this.name);
+  }
+
+  /** Waits until the screen matches `pattern`, and gives the screen. */
+  async waitFor(pattern: RegExp, timeoutMs = 20_000): Promise<string> {
+    const until = Date.now() + timeoutMs;
+    let screen = "";
+    while (Date.now() < until) {
+      screen = await this.screen();
+      if (pattern.test(screen)) return screen;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`the screen never showed ${pattern}:\n${screen}`);
+  }
+
+  /** Stops the tmux server, and with it the command. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.#tmux("kill-server").catch(() => {});
+  }
+
+  async #tmux(...args: string[]): Promise<string> {
+    const output = await new Deno.Command("tmux", {
+      args: ["-L", this.name, "-f", "/dev/null", ...args],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (!output.success) {
+      throw new Error(`tmux ${args[0]}: ${new TextDecoder().decode(output.stderr)}`);
+    }
+    return new TextDecoder().decode(output.stdout);
+  }
+}
+
+function _quote(arg: string): string {
+  return `'${arg.replaceAll("'", `'\\''`)}'`;
+}
