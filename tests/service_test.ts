@@ -368,6 +368,57 @@ Deno.test("service: past the limit of runs at once, a clear 429; a message to a 
   gate.open();
 });
 
+Deno.test("service: with a limit of one run at once, the refusal speaks of one run", async () => {
+  await using model = waitThenEcho();
+  const gate = gateTool();
+  await using service = serve({
+    model: openaiModel(model),
+    tools: [gate.tool],
+    maxConcurrentRuns: 1,
+  });
+  const first = await post(`${service.url}/v1/runs`, { message: "A", background: true });
+  assert.equal(first.status, 202);
+  await first.body?.cancel();
+  const second = await post(`${service.url}/v1/runs`, { message: "B" });
+  assert.equal(second.status, 429);
+  assert.deepEqual(await second.json(), {
+    error: {
+      code: "too_many_runs",
+      message: "1 run is going, the most this service runs at once; try again when it ends",
+    },
+  });
+  gate.open();
+});
+
+Deno.test("service: messages a cancelled run did not take in are counted in the notice", async () => {
+  await using model = waitThenEcho();
+  const gate = gateTool();
+  await using service = serve({ model: openaiModel(model), tools: [gate.tool] });
+  const notices: string[] = [];
+  for (const count of [1, 2]) {
+    const { run } = await (await post(`${service.url}/v1/runs`, {
+      message: "Go",
+      background: true,
+    })).json();
+    await gate.entered;
+    for (let i = 0; i < count; i++) {
+      const sent = await post(`${service.url}/v1/run-loops/${run.runLoopId}/messages`, {
+        message: `more ${i}`,
+      });
+      assert.equal((await sent.json()).delivery, "queued");
+    }
+    await (await post(`${service.url}/v1/runs/${run.id}/cancel`, {})).body?.cancel();
+    const events = await readSse(await fetch(`${service.url}/v1/runs/${run.id}/events`));
+    const notice = events.find((e) => e.data.type === "notice" && e.data.kind === "error");
+    notices.push(notice?.data.message);
+    gate.open();
+  }
+  assert.deepEqual(notices, [
+    "1 message sent to this run was not taken in: it was cancelled first",
+    "2 messages sent to this run were not taken in: it was cancelled first",
+  ]);
+});
+
 Deno.test("service: 100 runs at once against the mock model, with no cross-talk", async () => {
   // Each conversation is answered from its own first message: run K asks the tool for K.
   await using model = startMockOpenAIServer({

@@ -101,7 +101,11 @@ export async function runServe(
   const removeInterrupt = io.onInterrupt(() => {
     if (++interrupts > 1) Deno.exit(130);
     const { running } = handler.service.load();
-    io.err(`agent: stopping${running ? `: cancelling ${running} run(s)` : ""}\n`);
+    io.err(
+      `agent: stopping${
+        running ? `: cancelling ${running} ${running === 1 ? "run" : "runs"}` : ""
+      }\n`,
+    );
     // Runs end (as aborted, their sessions saved), their streams close, then the server stops.
     handler.close().finally(() => server.shutdown());
   });

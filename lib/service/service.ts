@@ -191,11 +191,13 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
   const admit = () => {
     if (closed) throw new ServiceError("closing", 503, "The service is shutting down");
     if (running.size >= limit) {
+      const [going, one] = running.size === 1
+        ? ["1 run is going", "it"]
+        : [`${running.size} runs are going`, "one"];
       throw new ServiceError(
         "too_many_runs",
         429,
-        `${running.size} runs are going, the most this service runs at once; ` +
-          `try again when one ends`,
+        `${going}, the most this service runs at once; try again when ${one} ends`,
         1,
       );
     }
@@ -267,7 +269,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       run.emit({
         type: "notice",
         kind: "error",
-        message: `${run.queue.length} message(s) sent to this run were not taken in: it was ${
+        message: `${_messagesWere(run.queue.length)} not taken in: it was ${
           status === "aborted" ? "cancelled" : "stopped"
         } first`,
       });
@@ -420,4 +422,9 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       for (const id of [...talks.keys()]) await _forget(id);
     },
   };
+}
+
+/** "1 message sent to this run was", or "n messages sent to this run were". */
+function _messagesWere(count: number): string {
+  return count === 1 ? "1 message sent to this run was" : `${count} messages sent to this run were`;
 }
