@@ -354,7 +354,7 @@ Deno.test("anthropic provider: a missing key at Anthropic's API is a ConfigError
     () => anthropicModel({ model: "claude-test" }),
     (error: Error) =>
       error.name === "ConfigError" &&
-      error.message === "No API key for anthropic: set ANTHROPIC_API_KEY or pass apiKey",
+      error.message === "No API key for anthropic: set ANTHROPIC_API_KEY",
   );
 });
 

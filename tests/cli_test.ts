@@ -116,7 +116,9 @@ Deno.test("cli: usage errors exit 2 with a clear message", async () => {
 Deno.test("cli: configuration errors exit 1 and say what to do", async () => {
   const missingKey = fakeIo();
   assert.equal(await main(["-m", "openai/gpt-4.1-mini", "hi"], missingKey), 1);
-  assert.match(missingKey.stderr, /No API key for openai: set OPENAI_API_KEY/);
+  assert.match(missingKey.stderr, /No API key for openai: set OPENAI_API_KEY\n/);
+  // The CLI's user has no `apiKey` option to pass.
+  assert.doesNotMatch(missingKey.stderr, /apiKey/);
 });
 
 Deno.test("cli: a rejected key exits 1 without retrying", async () => {

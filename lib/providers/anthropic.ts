@@ -70,7 +70,7 @@ export function anthropicModel(options: AnthropicModelOptions): Model {
   const baseURL = (options.baseURL ?? ANTHROPIC_BASE_URL).replace(/\/+$/, "");
   const keyEnv = options.keyEnv ?? "ANTHROPIC_API_KEY";
   if (!options.apiKey && baseURL === ANTHROPIC_BASE_URL) {
-    throw new ConfigError(`No API key for ${provider}: set ${keyEnv} or pass apiKey`);
+    throw new ConfigError(`No API key for ${provider}: set ${keyEnv}`);
   }
   const where: _Where = { provider, keyEnv, model: options.model, baseURL };
   const style: MessagesRequestStyle = {

@@ -56,7 +56,7 @@ export function openaiModel(options: OpenAIModelOptions): Model {
   const baseURL = (options.baseURL ?? OPENAI_BASE_URL).replace(/\/+$/, "");
   const keyEnv = options.keyEnv ?? "OPENAI_API_KEY";
   if (!options.apiKey && baseURL === OPENAI_BASE_URL) {
-    throw new ConfigError(`No API key for ${provider}: set ${keyEnv} or pass apiKey`);
+    throw new ConfigError(`No API key for ${provider}: set ${keyEnv}`);
   }
   const style: ChatRequestStyle = {
     maxTokensParam: baseURL === OPENAI_BASE_URL ? "max_completion_tokens" : "max_tokens",

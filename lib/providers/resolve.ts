@@ -166,7 +166,7 @@ export function readEnv(name: string): string | undefined {
 function _missingKey(provider: string, keyEnv: string): string {
   const granted = Deno.permissions.querySync({ name: "env", variable: keyEnv }).state === "granted";
   return granted
-    ? `No API key for ${provider}: set ${keyEnv} or pass apiKey`
+    ? `No API key for ${provider}: set ${keyEnv}`
     : `No API key for ${provider}: Deno does not grant reading ${keyEnv}; run with ` +
       `--allow-env=${keyEnv} (or --allow-env)`;
 }
