@@ -239,6 +239,33 @@ Deno.test("service: cancel ends a run as aborted, and its tool call is stopped",
   assert.equal((await post(`${service.url}/v1/runs/nope/cancel`, {})).status, 404);
 });
 
+Deno.test("service: a client that comes back after the kept events hears how many it missed", async () => {
+  await using model = startMockOpenAIServer({
+    replies: () => ({ text: ["One", " two", " three"] }),
+  });
+  await using service = serve({ model: openaiModel(model), maxEventsPerRun: 3 });
+  const { run } = await (await post(`${service.url}/v1/runs`, { message: "Count" })).json();
+  const first = run.events - 2;
+  const follow = async (lastEventId?: number) => {
+    const events = await readSse(
+      await fetch(`${service.url}/v1/runs/${run.id}/events`, {
+        headers: lastEventId === undefined ? {} : { "last-event-id": String(lastEventId) },
+      }),
+    );
+    assert.deepEqual(events.slice(1).map((e) => e.id), [first, first + 1, first + 2]);
+    return events[0].data;
+  };
+  assert.deepEqual(await follow(), {
+    type: "notice",
+    kind: "error",
+    message: `${first - 1} events are no longer kept; the stream goes on from event ${first}`,
+  });
+  assert.equal(
+    (await follow(first - 2)).message,
+    `1 event is no longer kept; the stream goes on from event ${first}`,
+  );
+});
+
 Deno.test("service: a client that disconnects does not stop its run, unless it asked to", async () => {
   await using model = waitThenEcho();
   const gate = gateTool();

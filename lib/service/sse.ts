@@ -33,10 +33,12 @@ export function sseResponse(
           controller.enqueue(encoder.encode(`id: ${seq}\ndata: ${JSON.stringify(event)}\n\n`));
         },
         gap(first) {
+          const missed = first - 1 - Math.max(0, after);
           const note = {
             type: "notice",
             kind: "error",
-            message: `events before ${first} are gone`,
+            message: `${missed === 1 ? "1 event is" : `${missed} events are`} no longer kept; ` +
+              `the stream goes on from event ${first}`,
           };
           controller.enqueue(encoder.encode(`data: ${JSON.stringify(note)}\n\n`));
         },
