@@ -122,9 +122,10 @@ export async function resolveCliSandbox(options: CliSandboxOptions): Promise<Cli
   return {
     report: { kind: "none", mode, reason: found.reason },
     ...(decision.refuse ? { bash: { refuse: decision.refuse } } : {}),
-    mcp: { unavailable: found.reason },
+    mcp: { unavailable: found.fix ? `${found.reason}; ${found.fix}` : found.reason },
     mcpAll,
     notice: decision.warning ??
-      `the sandbox is required but ${found.reason}: shell commands are refused`,
+      `the sandbox is required but ${found.reason}: shell commands are refused` +
+        (found.fix ? ` (${found.fix})` : ""),
   };
 }

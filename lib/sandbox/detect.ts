@@ -8,10 +8,13 @@
 import { join } from "node:path";
 import { _confinement } from "./bubblewrap.ts";
 
-/** Whether a sandbox can be made here, and with which `bwrap`, or why not. */
+/**
+ * Whether a sandbox can be made here, and with which `bwrap`; or why not, and, when it is known,
+ * what would make one (e.g. the Deno flag that is missing).
+ */
 export type SandboxAvailability =
   | { available: true; version: string; path: string }
-  | { available: false; reason: string };
+  | { available: false; reason: string; fix?: string };
 
 /** Options of {@link detectSandbox}. */
 export interface DetectSandboxOptions {
@@ -25,7 +28,8 @@ const _cache = new Map<string, Promise<SandboxAvailability>>();
  * Finds `bwrap` and checks that it can really make a sandbox (user namespaces may be disabled,
  * or a container may forbid mounting `/proc`) by running `true` in one with the namespaces and
  * mounts `sandboxArgs` uses. The answer is cached for the process, per path. Never throws:
- * without `--allow-run` the sandbox is unavailable, and the reason says so; Deno is never asked.
+ * when Deno does not grant running `bwrap` the sandbox is unavailable, the reason says so and
+ * the fix names the flag (`--allow-run=bwrap`); Deno is never asked.
  *
  * @example
  * ```ts
@@ -50,11 +54,16 @@ export function detectSandbox(options: DetectSandboxOptions = {}): Promise<Sandb
 }
 
 async function _detect(given: string | undefined): Promise<SandboxAvailability> {
-  const path = given ?? _which("bwrap") ?? "bwrap";
+  const found = given ?? _which("bwrap");
+  const path = found ?? "bwrap";
   if (Deno.permissions.querySync({ name: "run", command: path }).state !== "granted") {
+    // Installed or not, Deno's grant is what is missing first; asking Deno is not this probe's.
+    const name = given ?? "bwrap";
     return {
       available: false,
-      reason: `Deno does not allow running ${path}: allow it with --allow-run`,
+      reason: `Deno does not grant running ${name}` +
+        (found && !given ? ` (installed at ${found})` : ""),
+      fix: `add --allow-run=${name}`,
     };
   }
   let version: Deno.CommandOutput;
@@ -78,9 +87,9 @@ async function _detect(given: string | undefined): Promise<SandboxAvailability> 
       `it exited with code ${probe.code}`;
     return {
       available: false,
-      reason: `${path} cannot make a sandbox here (${said}); user namespaces may be disabled ` +
-        `(sysctl kernel.unprivileged_userns_clone, or AppArmor's ` +
-        `kernel.apparmor_restrict_unprivileged_userns)`,
+      reason: `${path} cannot make a sandbox here (${said}); user namespaces may be disabled`,
+      fix: `enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone, or ` +
+        `AppArmor's kernel.apparmor_restrict_unprivileged_userns)`,
     };
   }
   const text = new TextDecoder().decode(version.stdout).trim();

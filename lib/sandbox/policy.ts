@@ -57,7 +57,8 @@ const _INSTALL = "install bubblewrap (apt-get install bubblewrap)";
 /**
  * Decides from the policy and the availability: `off` never uses the sandbox; `auto` uses it
  * when available and otherwise gives a warning to show once; `required` uses it or gives the
- * refusal every command should fail with.
+ * refusal every command should fail with. Both say what to do: the availability's `fix` when it
+ * has one (a Deno flag to add), else install bubblewrap.
  *
  * @example
  * ```ts
@@ -71,6 +72,10 @@ const _INSTALL = "install bubblewrap (apt-get install bubblewrap)";
  * if (required.use || !required.refuse?.includes("apt-get install bubblewrap")) {
  *   throw new Error("unexpected");
  * }
+ * const denied = { available: false, reason: "no grant", fix: "add --allow-run=bwrap" } as const;
+ * if (!resolveSandbox({ mode: "auto" }, denied).warning?.includes("; add --allow-run=bwrap or")) {
+ *   throw new Error("unexpected");
+ * }
  * ```
  */
 export function resolveSandbox(
@@ -79,16 +84,19 @@ export function resolveSandbox(
 ): SandboxDecision {
   if (policy.mode === "off") return { use: false };
   if (availability.available) return { use: true };
+  // What is known to be missing (a Deno grant, the kernel's namespaces), else bubblewrap itself.
+  const fix = availability.fix;
   if (policy.mode === "required") {
     return {
       use: false,
-      refuse: `The sandbox is required, but ${availability.reason}: ${_INSTALL} and make sure ` +
-        `user namespaces are enabled, or set --sandbox auto or off to run commands without it.`,
+      refuse: `The sandbox is required, but ${availability.reason}: ` +
+        (fix ?? `${_INSTALL} and make sure user namespaces are enabled`) +
+        `, or set --sandbox auto or off to run commands without it.`,
     };
   }
   return {
     use: false,
-    warning: `commands run without a sandbox: ${availability.reason}; ${_INSTALL} or set ` +
-      `--sandbox off to silence this`,
+    warning: `commands run without a sandbox: ${availability.reason}; ${fix ?? _INSTALL} or ` +
+      `set --sandbox off to silence this`,
   };
 }
