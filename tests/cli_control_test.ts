@@ -3,10 +3,12 @@
  * modes, and hook commands from the settings.
  */
 
+import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type MockReply, startMockOpenAIServer } from "../testing.ts";
+import { EVERYTHING_RUN } from "./mcp_support.ts";
 
 const MOD = fileURLToPath(new URL("../mod.ts", import.meta.url));
 // Sessions and memory of these runs go to a directory of their own, not the user's.
@@ -195,7 +197,6 @@ Deno.test("cli rules: a rule that does not parse is a usage error", async () => 
 });
 
 Deno.test("cli mcp: a project's .mcp.json server gives the agent its tools", async () => {
-  const everything = "npm:@modelcontextprotocol/server-everything@2026.8.31";
   const run = await runCli(
     [
       {
@@ -215,7 +216,7 @@ Deno.test("cli mcp: a project's .mcp.json server gives the agent its tools", asy
           mcpServers: {
             everything: {
               command: Deno.execPath(),
-              args: ["run", "-A", "--no-config", "--no-lock", everything, "stdio"],
+              args: [...EVERYTHING_RUN, "stdio"],
             },
           },
         }),

@@ -3,6 +3,7 @@
  * loopback mock server.
  */
 
+import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";

@@ -3,6 +3,7 @@
  * the memory can be searched from the command line, with and without embeddings.
  */
 
+import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";

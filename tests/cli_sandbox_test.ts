@@ -3,12 +3,14 @@
  * `start` event reports, and what a command run by the model can and cannot do.
  */
 
+import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type MockReply, type MockServer, startMockOpenAIServer } from "../testing.ts";
 import { resolveCliSandbox } from "../lib/cli/sandbox.ts";
 import { detectSandbox } from "../lib/sandbox/detect.ts";
+import { EVERYTHING_RUN } from "./mcp_support.ts";
 
 const MOD = fileURLToPath(new URL("../mod.ts", import.meta.url));
 Deno.env.set("AGENT_DATA_DIR", await Deno.makeTempDir({ prefix: "agent_test_data_" }));
@@ -292,22 +294,14 @@ Deno.test("cli sandbox: writable and hidden paths of the settings, ~ expanded", 
   assert.equal(none.mcpAll, true);
 });
 
-/** The MCP reference server from npm, pinned, run by Deno. */
-const EVERYTHING = "npm:@modelcontextprotocol/server-everything@2026.8.31";
-
 Deno.test({
   name: "cli sandbox: an MCP server from npm runs inside the sandbox when its config asks",
   ignore,
   async fn() {
-    await new Deno.Command(Deno.execPath(), {
-      args: ["cache", "--no-config", "--no-lock", EVERYTHING],
-      stdout: "null",
-      stderr: "null",
-    }).output();
     const dir = await tempDir();
     const server = {
       command: Deno.execPath(),
-      args: ["run", "-A", "--no-config", "--no-lock", EVERYTHING, "stdio"],
+      args: [...EVERYTHING_RUN, "stdio"],
       sandbox: true,
     };
     await Deno.writeTextFile(

@@ -3,6 +3,7 @@
  * OpenAI SDK against the loopback mock model, Ctrl+C (SIGINT) to stop it.
  */
 
+import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { type MockReply, type MockServer, startMockOpenAIServer } from "../testing.ts";

@@ -3,6 +3,7 @@
  * after the process is killed, and without secrets.
  */
 
+import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";

@@ -1,3 +1,4 @@
+import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";

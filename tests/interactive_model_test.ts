@@ -4,6 +4,7 @@
  * the provider it was given for.
  */
 
+import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { type MockServer, startMockAnthropicServer, startMockOpenAIServer } from "../testing.ts";
 import { childEnv, MOD, tempDir, Terminal } from "./terminal_support.ts";

@@ -1,3 +1,4 @@
+import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
@@ -17,29 +18,15 @@ import {
 } from "../mod.ts";
 import { scriptedModel } from "../testing.ts";
 import { _formatResult, _toolName } from "../lib/mcp/tools.ts";
+import { EVERYTHING_RUN } from "./mcp_support.ts";
 
-/** The MCP reference server, pinned. */
-const EVERYTHING = "npm:@modelcontextprotocol/server-everything@2026.8.31";
-/**
- * It runs under Deno itself. `--no-config --no-lock` keep it away from this project's deno.json
- * and lockfile, which it has nothing to do with.
- */
-const DENO_RUN = ["run", "-A", "--no-config", "--no-lock", EVERYTHING];
+const DENO_RUN = EVERYTHING_RUN;
 const STDIO: McpConfig = {
   mcpServers: { everything: { command: Deno.execPath(), args: [...DENO_RUN, "stdio"] } },
 };
 
-// Download the server once, so that no test's startup deadline pays for it.
-await new Deno.Command(Deno.execPath(), {
-  args: ["cache", "--no-config", "--no-lock", EVERYTHING],
-  stdout: "null",
-  stderr: "null",
-}).output();
-
-const ENV: Record<string, string | undefined> = {
-  PATH: Deno.env.get("PATH"),
-  HOME: Deno.env.get("HOME"),
-};
+/** What stdio servers may inherit: the test process's own environment. */
+const ENV: Record<string, string | undefined> = Deno.env.toObject();
 
 async function connect(
   config: McpConfig,
@@ -727,6 +714,41 @@ Deno.test("${VAR} expansion reaches the server; other variables are not inherite
     assert.equal(env.NAME, undefined);
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("stdio servers inherit the locale, TLS, proxy and cache variables, never API keys", async () => {
+  const vars: Record<string, string | undefined> = {
+    ...ENV,
+    LANG: "de_DE.UTF-8",
+    NODE_EXTRA_CA_CERTS: "/etc/ssl/corp-ca.pem",
+    SSL_CERT_FILE: "/etc/ssl/corp-bundle.pem",
+    HTTPS_PROXY: "http://proxy.corp.example:3128",
+    NO_PROXY: "*",
+    npm_config_cache: "/var/cache/npm",
+    OPENAI_API_KEY: "sk-secret",
+    ANTHROPIC_API_KEY: "sk-ant-secret",
+    GITHUB_TOKEN: "ghp-secret",
+  };
+  await using mcp = await connect(STDIO, { env: (name) => vars[name] });
+  assert.deepEqual(mcp.warnings, []);
+  const env = JSON.parse((await call(mcp, "mcp__everything__get-env", {})).output);
+  for (
+    const name of [
+      "LANG",
+      "NODE_EXTRA_CA_CERTS",
+      "SSL_CERT_FILE",
+      "HTTPS_PROXY",
+      "NO_PROXY",
+      "npm_config_cache",
+      "DENO_DIR",
+      "HOME",
+    ]
+  ) {
+    assert.equal(env[name], vars[name], name);
+  }
+  for (const name of ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GITHUB_TOKEN"]) {
+    assert.equal(env[name], undefined, `${name} is not passed on`);
   }
 });
 

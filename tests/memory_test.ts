@@ -1,3 +1,4 @@
+import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";

@@ -1,3 +1,4 @@
+import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
@@ -57,9 +58,10 @@ async function tempDir(): Promise<string> {
   return await Deno.realPath(await Deno.makeTempDir({ prefix: "sandbox_test_" }));
 }
 
-/** A directory the sandbox sees, read-only: /var/tmp, else under HOME. */
+/** A directory the sandbox sees, read-only: under /var/tmp, else beside these tests. */
 async function visibleDir(): Promise<string> {
-  const parent = await Deno.stat("/var/tmp").then(() => "/var/tmp", () => Deno.env.get("HOME")!);
+  const here = new URL(".", import.meta.url).pathname;
+  const parent = await Deno.stat("/var/tmp").then(() => "/var/tmp", () => here);
   return await Deno.realPath(await Deno.makeTempDir({ dir: parent, prefix: "sandbox_test_" }));
 }
 
@@ -255,14 +257,16 @@ Deno.test({
   fn: async () => {
     const ws = await tempDir();
     const outside = await visibleDir();
+    // A HOME of the test's own, where the sandbox sees it (its /tmp is a private one).
+    const home = await visibleDir();
     const tmpName = `sandbox_test_${crypto.randomUUID()}`;
-    const homeFile = join(Deno.env.get("HOME")!, `.${tmpName}`);
+    const homeFile = join(home, `.${tmpName}`);
     try {
       const result = await bash(
         `touch ${outside}/escaped; echo x > "$HOME/.${tmpName}"; echo ok > inside.txt; ` +
           `echo t > /tmp/${tmpName} && cat /tmp/${tmpName}; echo "TMPDIR=$TMPDIR"`,
         context(ws),
-        sandbox([ws]),
+        { env: { HOME: home }, ...sandbox([ws]) },
       );
       assert.match(
         result.output,
@@ -282,7 +286,7 @@ Deno.test({
     } finally {
       await Deno.remove(ws, { recursive: true });
       await Deno.remove(outside, { recursive: true });
-      await Deno.remove(homeFile).catch(() => {});
+      await Deno.remove(home, { recursive: true });
     }
   },
 });

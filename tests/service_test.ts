@@ -3,6 +3,7 @@
  * SDK against the loopback mock server, SSE read off the wire.
  */
 
+import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { z } from "zod";
 import {

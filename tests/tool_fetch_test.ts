@@ -1,3 +1,4 @@
+import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { runToolCall, type ToolOutput, toolRegistry } from "../mod.ts";
 import { createFetchTool, type FetchToolOptions } from "../tools/fetch.ts";

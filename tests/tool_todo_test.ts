@@ -1,3 +1,4 @@
+import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { type AgentEvent, runAgent, runToolCall, type ToolOutput, toolRegistry } from "../mod.ts";
 import { scriptedModel } from "../testing.ts";

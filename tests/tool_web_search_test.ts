@@ -1,3 +1,4 @@
+import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { runToolCall, type Tool, type ToolOutput, toolRegistry } from "../mod.ts";
 import { createWebSearchTool, webSearchFromEnv } from "../tools/web_search.ts";

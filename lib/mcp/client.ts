@@ -64,9 +64,9 @@ export type McpSandboxOptions =
 /** Options of {@link connectMcpServers}. */
 export interface ConnectMcpOptions {
   /**
-   * Gives the variables stdio servers inherit: only `HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM`
-   * and `USER` (as the MCP SDK does), plus each server's own `env` (default: `Deno.env.get` for
-   * the variables Deno already grants, without asking).
+   * Gives the variables stdio servers inherit: only those of {@link MCP_INHERITED_ENV} (the
+   * user, the locale, TLS, proxy and cache settings; never an API key), plus each server's own
+   * `env` (default: `Deno.env.get` for the variables Deno already grants, without asking).
    */
   env?: (name: string) => string | undefined;
   /**
@@ -94,7 +94,12 @@ export const MCP_DEFAULTS = {
   callTimeoutMs: 300_000,
 } as const;
 
-/** The variables stdio servers inherit, besides their own `env`. */
+/**
+ * The variables stdio servers inherit, besides their own `env`: who and where the user is, the
+ * locale, and what a server started by `npx`, `uvx` or `deno run` needs to download itself on a
+ * machine behind a proxy or with its own certificate authorities (TLS, proxy, and the npm and
+ * Deno caches). Never an API key: a server that needs one names it in its own `env`.
+ */
 export const MCP_INHERITED_ENV: readonly string[] = [
   "HOME",
   "LOGNAME",
@@ -102,6 +107,40 @@ export const MCP_INHERITED_ENV: readonly string[] = [
   "SHELL",
   "TERM",
   "USER",
+  "TMPDIR",
+  "TZ",
+  "LANG",
+  "LANGUAGE",
+  "LC_ALL",
+  "LC_CTYPE",
+  "LC_MESSAGES",
+  "XDG_CACHE_HOME",
+  "XDG_CONFIG_HOME",
+  "XDG_DATA_HOME",
+  "XDG_RUNTIME_DIR",
+  "NODE_EXTRA_CA_CERTS",
+  "NODE_USE_SYSTEM_CA",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "REQUESTS_CA_BUNDLE",
+  "CURL_CA_BUNDLE",
+  "DENO_CERT",
+  "DENO_TLS_CA_STORE",
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "ALL_PROXY",
+  "NO_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "all_proxy",
+  "no_proxy",
+  "DENO_DIR",
+  "NPM_CONFIG_CACHE",
+  "NPM_CONFIG_REGISTRY",
+  "npm_config_cache",
+  "npm_config_registry",
+  "UV_CACHE_DIR",
+  "PIP_INDEX_URL",
 ];
 
 /**
