@@ -3,6 +3,7 @@
  * server, the test types into it and reads the screen.
  */
 
+import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -93,48 +94,57 @@ function _quote(arg: string): string {
   return `'${arg.replaceAll("'", `'\\''`)}'`;
 }
 
-/**
- * Replies to the agent's requests, with the run loop router's small requests answered apart
- * (an unusable answer: the deterministic rule routes) and left out of the requests the tests
- * look at.
- */
-function routed(
-  replies: MockReply[] | ((body: Record<string, unknown>, index: number) => MockReply),
-): (body: Record<string, unknown>, index: number) => MockReply {
-  let next = 0;
-  return (body) => {
-    const system = (body.messages as Array<{ content: string }>)[0]?.content ?? "";
-    if (system.startsWith("You route messages to tasks")) return { text: "{}" };
-    const index = next++;
-    return typeof replies === "function" ? replies(body, index) : replies[index];
-  };
-}
+/** The system prompt of the run loop router's model call. */
+const ROUTER = "You route messages to tasks";
 
-/** The requests of the agent, without the router's. */
-function agentRequests(server: MockServer): MockServer["requests"] {
+/** The requests the run loop router made: a terminal session, with one conversation, makes none. */
+function routerRequests(server: MockServer): MockServer["requests"] {
   return server.requests.filter((request) => {
     const system = (request.body.messages as Array<{ content: string }>)[0]?.content ?? "";
-    return !system.startsWith("You route messages to tasks");
+    return system.startsWith(ROUTER);
   });
 }
 
 /** The text of the last user message of a request. */
 function lastUser(server: MockServer, index: number): string {
-  const messages = agentRequests(server)[index].body.messages as Array<
+  const messages = server.requests[index].body.messages as Array<
     { role: string; content: string }
   >;
   return messages.filter((m) => m.role === "user").at(-1)!.content;
 }
 
+/** Where Deno keeps its cache: the CLI under test compiles from it, whatever HOME is. */
+const DENO_DIR = Deno.env.get("DENO_DIR") ?? JSON.parse(
+  new TextDecoder().decode(
+    (await new Deno.Command(Deno.execPath(), { args: ["info", "--json"], stdout: "piped" })
+      .output()).stdout,
+  ),
+).denoDir as string;
+
+/** The environment of a CLI under test: its own data directory and HOME, the mock server. */
+async function environment(server: MockServer, data: string): Promise<Record<string, string>> {
+  const home = await Deno.makeTempDir({ prefix: "agent_home_" });
+  return {
+    OPENAI_API_KEY: "sk-test",
+    OPENAI_BASE_URL: server.url,
+    AGENT_DATA_DIR: data,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, ".config"),
+    XDG_DATA_HOME: join(home, ".local", "share"),
+    DENO_DIR,
+    TERM: "xterm-256color",
+  };
+}
+
 async function start(
   server: MockServer,
   cwd: string,
-  options: { permissions?: string[]; data?: string; color?: boolean } = {},
+  options: { permissions?: string[]; data?: string; color?: boolean; args?: string[] } = {},
 ): Promise<Terminal> {
   const data = options.data ?? await Deno.makeTempDir({ prefix: "agent_data_" });
   // The terminal's environment comes from the tmux server: NO_COLOR is set or unset here.
   const color = options.color ? ["env", "-u", "NO_COLOR"] : ["env", "NO_COLOR=1"];
-  return await Terminal.start(
+  const terminal = await Terminal.start(
     [
       ...color,
       Deno.execPath(),
@@ -143,15 +153,14 @@ async function start(
       MOD,
       "-m",
       "openai/test",
+      ...(options.args ?? []),
     ],
-    {
-      OPENAI_API_KEY: "sk-test",
-      OPENAI_BASE_URL: server.url,
-      AGENT_DATA_DIR: data,
-      TERM: "xterm-256color",
-    },
+    await environment(server, data),
     cwd,
   );
+  // The first start compiles the CLI: give it time.
+  await terminal.waitFor(/\/help for commands/, 60_000);
+  return terminal;
 }
 
 Deno.test("interactive: streams answers, stops one with Ctrl+C, runs commands, and exits", async () => {
@@ -163,7 +172,7 @@ Deno.test("interactive: streams answers, stops one with Ctrl+C, runs commands, a
     { text: "The meeting is on Friday." },
     { text: "Two lines received." },
   ];
-  await using server = startMockOpenAIServer({ replies: routed(replies) });
+  await using server = startMockOpenAIServer({ replies });
   await using terminal = await start(server, cwd);
   await terminal.waitFor(/agent · openai\/test/);
 
@@ -191,7 +200,7 @@ Deno.test("interactive: streams answers, stops one with Ctrl+C, runs commands, a
     /<file path="notes\.md">\nThe meeting is on Friday\.\n<\/file>/,
   );
   // The interrupted answer stayed in the history, whole calls and all.
-  const history = agentRequests(server)[2].body.messages as Array<
+  const history = server.requests[2].body.messages as Array<
     { role: string; content: string }
   >;
   assert.equal(history[4].role, "assistant");
@@ -225,7 +234,7 @@ Deno.test("interactive: streams answers, stops one with Ctrl+C, runs commands, a
 Deno.test("interactive: Deno asks at a tool's first use, and typed-ahead input reaches the next turn", async () => {
   const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_tty_" }));
   await using server = startMockOpenAIServer({
-    replies: routed((body) => {
+    replies: (body) => {
       const messages = body.messages as Array<{ role: string; content: string }>;
       const users = messages.filter((m) => m.role === "user").map((m) => m.content);
       if (messages.at(-1)?.role === "tool") {
@@ -237,7 +246,7 @@ Deno.test("interactive: Deno asks at a tool's first use, and typed-ahead input r
         };
       }
       return { text: `**Noted**: ${users.at(-1)}` };
-    }),
+    },
   });
   // Writing is not granted: in an interactive session the write tool is offered anyway, and
   // Deno itself asks when it is first used.
@@ -276,7 +285,7 @@ Deno.test("interactive: Deno asks at a tool's first use, and typed-ahead input r
   await terminal.waitFor(/\(queued for the agent's next step: also add a README\)/);
   // Colours on: the markdown is rendered, the asterisks gone.
   await terminal.waitFor(/^Noted: also add a README/m);
-  const queued = agentRequests(server).at(-1)!.body.messages as Array<
+  const queued = server.requests.at(-1)!.body.messages as Array<
     { role: string; content: string }
   >;
   assert.equal(queued.at(-1)?.content, "also add a README");
@@ -288,14 +297,14 @@ Deno.test("interactive: /compact, /model, /clear and /resume, then -c goes on wi
   const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_tty_" }));
   const data = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_data_" }));
   await using server = startMockOpenAIServer({
-    replies: routed((body) => {
+    replies: (body) => {
       const messages = body.messages as Array<{ role: string; content: string }>;
       if (!body.tools) {
         return { text: "## Goal\nRemember the colour.\n## Discoveries\nIt is teal." };
       }
       const last = messages.at(-1)!.content;
       return { text: `ok: ${last.slice(0, 60)}` };
-    }),
+    },
   });
   await using terminal = await start(server, cwd, { data });
   await terminal.waitFor(/agent · openai\/test/);
@@ -306,13 +315,13 @@ Deno.test("interactive: /compact, /model, /clear and /resume, then -c goes on wi
   await terminal.type("/compact keep the colour");
   await terminal.keys("Enter");
   await terminal.waitFor(/Compacted: \d+ → \d+ tokens\./);
-  const summaryRequest = agentRequests(server).at(-1)!.body;
+  const summaryRequest = server.requests.at(-1)!.body;
   assert.equal(summaryRequest.tools, undefined, "the summary call offers no tools");
   assert.match(JSON.stringify(summaryRequest.messages), /keep the colour/);
   await terminal.type("what colour?");
   await terminal.keys("Enter");
   await terminal.waitFor(/ok: what colour\?/);
-  const afterCompact = agentRequests(server).at(-1)!.body.messages as Array<
+  const afterCompact = server.requests.at(-1)!.body.messages as Array<
     { role: string; content: string }
   >;
   assert.match(
@@ -329,7 +338,7 @@ Deno.test("interactive: /compact, /model, /clear and /resume, then -c goes on wi
   await terminal.type("hello again");
   await terminal.keys("Enter");
   await terminal.waitFor(/ok: hello again/);
-  assert.equal(agentRequests(server).at(-1)!.body.model, "other-model");
+  assert.equal(server.requests.at(-1)!.body.model, "other-model");
 
   await terminal.type("/clear");
   await terminal.keys("Enter");
@@ -338,7 +347,7 @@ Deno.test("interactive: /compact, /model, /clear and /resume, then -c goes on wi
   await terminal.keys("Enter");
   await terminal.waitFor(/ok: fresh start/);
   assert.equal(
-    (agentRequests(server).at(-1)!.body.messages as unknown[]).length,
+    (server.requests.at(-1)!.body.messages as unknown[]).length,
     2,
     "system + the new message",
   );
@@ -353,7 +362,7 @@ Deno.test("interactive: /compact, /model, /clear and /resume, then -c goes on wi
   await terminal.type("still there?");
   await terminal.keys("Enter");
   await terminal.waitFor(/ok: still there\?/);
-  const resumed = agentRequests(server).at(-1)!.body.messages as Array<
+  const resumed = server.requests.at(-1)!.body.messages as Array<
     { role: string; content: string }
   >;
   assert.match(
@@ -365,11 +374,7 @@ Deno.test("interactive: /compact, /model, /clear and /resume, then -c goes on wi
   await terminal.waitFor(/\[exit 0\]/);
 
   // -c on a terminal opens the latest session of the directory in the interactive session.
-  await using again = await Terminal.start(
-    ["env", "NO_COLOR=1", Deno.execPath(), "run", "-A", MOD, "-m", "openai/test", "-c"],
-    { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: server.url, AGENT_DATA_DIR: data },
-    cwd,
-  );
+  await using again = await start(server, cwd, { data, args: ["-c"] });
   await again.waitFor(/Resumed session [0-9a-f]{8} \(\d+ messages\)\./);
   // The input history was kept across runs: ↑ brings back the last input.
   await again.keys("Up");
@@ -379,7 +384,7 @@ Deno.test("interactive: /compact, /model, /clear and /resume, then -c goes on wi
 Deno.test("interactive: asks before commands (no, always), and /mode switches the permission mode", async () => {
   const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_tty_" }));
   await using server = startMockOpenAIServer({
-    replies: routed((body) => {
+    replies: (body) => {
       const messages = body.messages as Array<{ role: string; content: string }>;
       // In plan mode every request ends with a note saying so: look past it.
       const last = messages.filter((m) => !m.content?.startsWith("[Plan mode]")).at(-1)!;
@@ -388,7 +393,7 @@ Deno.test("interactive: asks before commands (no, always), and /mode switches th
       return match
         ? { toolCalls: [{ name: "bash", arguments: { command: match[1] } }] }
         : { toolCalls: [{ name: "write", arguments: { path: "plan.txt", content: "x" } }] };
-    }),
+    },
   });
   await using terminal = await start(server, cwd);
   await terminal.waitFor(/agent · openai\/test/);
@@ -431,6 +436,305 @@ Deno.test("interactive: asks before commands (no, always), and /mode switches th
   await terminal.keys("Enter");
   await terminal.waitFor(/result: Created plan\.txt/);
   assert.equal(await Deno.readTextFile(join(cwd, "plan.txt")), "x");
+  await terminal.keys("C-c");
+  await terminal.waitFor(/\[exit 0\]/);
+});
+
+/** A mock server that answers each message with `prefix` and the message, at fixed usage. */
+function echoServer(prefix = "ok: "): MockServer {
+  return startMockOpenAIServer({
+    replies: (body) => {
+      const messages = body.messages as Array<{ role: string; content: string }>;
+      return {
+        text: `${prefix}${messages.at(-1)!.content}`,
+        usage: { prompt_tokens: 100, completion_tokens: 7 },
+      };
+    },
+  });
+}
+
+Deno.test("interactive: one conversation makes no routing call; /cost counts every call; /clear starts afresh", async () => {
+  for (const args of [[], ["--no-memory"]]) {
+    const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_tty_" }));
+    await using server = echoServer();
+    await using terminal = await start(server, cwd, { args });
+    await terminal.type("fix the login bug");
+    await terminal.keys("Enter");
+    await terminal.waitFor(/ok: fix the login bug/);
+    await terminal.type("and add a test for it");
+    await terminal.keys("Enter");
+    await terminal.waitFor(/ok: and add a test for it/);
+    await terminal.type("/cost");
+    await terminal.keys("Enter");
+    await terminal.waitFor(/200 input and 14 output tokens/);
+
+    await terminal.type("/clear");
+    await terminal.keys("Enter");
+    await terminal.waitFor(/Started a new conversation\./);
+    await terminal.type("write the release notes");
+    await terminal.keys("Enter");
+    await terminal.waitFor(/ok: write the release notes/);
+    await terminal.type("/cost");
+    await terminal.keys("Enter");
+    await terminal.waitFor(/100 input and 7 output tokens/);
+
+    assert.deepEqual(routerRequests(server), [], `no routing call (${args.join(" ")})`);
+    assert.equal(server.requests.length, 3, "one model call per message, none hidden");
+    assert.equal(lastUser(server, 2), "write the release notes");
+    assert.equal((server.requests[2].body.messages as unknown[]).length, 2, "system + message");
+    await terminal.keys("C-c");
+    await terminal.waitFor(/\[exit 0\]/);
+  }
+});
+
+Deno.test("interactive: text typed while the agent works stays editable, the cursor at its end", async () => {
+  const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_tty_" }));
+  await using server = startMockOpenAIServer({
+    replies: (body) => {
+      const last = (body.messages as Array<{ content: string }>).at(-1)!.content;
+      if (last.startsWith("slow")) {
+        return { text: Array.from({ length: 40 }, (_, i) => `step${i} `), eventDelayMs: 50 };
+      }
+      return { text: `got: ${last}` };
+    },
+  });
+  await using terminal = await start(server, cwd);
+  await terminal.type("slow one");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/step2 /);
+  await terminal.type("/clea");
+  // Once the run is done, the typed text is on the prompt, and typing goes on after it.
+  await terminal.waitFor(/step39[\s\S]*out tokens[^\n]*\n› \/clea\s*$/);
+  await terminal.type("r");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/Started a new conversation\./);
+
+  // Edited like any input: Backspace takes the last character typed.
+  await terminal.type("slow two");
+  await terminal.keys("Enter");
+  await terminal.waitForCount(/step2 /, 2);
+  await terminal.type("abc");
+  await terminal.waitFor(/out tokens[^\n]*\n› abc\s*$/);
+  await terminal.keys("BSpace");
+  await terminal.type("d");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/got: abd/);
+  assert.equal(lastUser(server, server.requests.length - 1), "abd");
+  await terminal.keys("C-c");
+  await terminal.waitFor(/\[exit 0\]/);
+});
+
+Deno.test("interactive: a spinner shows while a tool the user approved runs", async () => {
+  const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_tty_" }));
+  await using server = startMockOpenAIServer({
+    replies: (body) => {
+      const messages = body.messages as Array<{ role: string; content: string }>;
+      return messages.at(-1)!.role === "tool"
+        ? { text: "Slept well." }
+        : { toolCalls: [{ name: "bash", arguments: { command: "sleep 3" } }] };
+    },
+  });
+  await using terminal = await start(server, cwd);
+  await terminal.type("take a nap");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/\? run `sleep 3` \("bash" changes things\)\. Allow\?/);
+  await terminal.type("y");
+  await terminal.keys("Enter");
+  const running = await terminal.waitFor(/running bash \d+\.\ds/);
+  assert.doesNotMatch(running, /✓ bash/, "shown while the tool runs");
+  await terminal.waitFor(/✓ bash[\s\S]*Slept well\./);
+  await terminal.keys("C-c");
+  await terminal.waitFor(/\[exit 0\]/);
+});
+
+Deno.test("interactive: resuming shows the last exchanges (-c, -r and /resume)", async () => {
+  const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_tty_" }));
+  const data = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_data_" }));
+  await using server = echoServer("answer to ");
+  {
+    await using terminal = await start(server, cwd, { data });
+    for (const question of ["first question", "second question", "third question", "last one"]) {
+      await terminal.type(question);
+      await terminal.keys("Enter");
+      await terminal.waitFor(new RegExp(`answer to ${question}`));
+    }
+    await terminal.keys("C-c");
+    await terminal.waitFor(/\[exit 0\]/);
+  }
+  const id = (await Array.fromAsync(Deno.readDir(join(data, "sessions")), async (folder) => {
+    const files = await Array.fromAsync(Deno.readDir(join(data, "sessions", folder.name)));
+    return files.map((file) => file.name.slice(0, 8));
+  })).flat()[0];
+  const recap = (screen: string) => {
+    assert.match(
+      screen,
+      /› second question\n {2}answer to second question\n› third question\n {2}answer to third question\n› last one\n {2}answer to last one\n/,
+    );
+    assert.match(screen, /1 earlier exchange/);
+    assert.doesNotMatch(screen, /› first question/);
+  };
+
+  {
+    await using terminal = await start(server, cwd, { data, args: ["-c"] });
+    recap(await terminal.waitFor(/Resumed session [0-9a-f]{8} \(8 messages\)[\s\S]*\n› $/m));
+    await terminal.type("/clear");
+    await terminal.keys("Enter");
+    await terminal.waitFor(/Started a new conversation\./);
+    await terminal.type(`/resume ${id}`);
+    await terminal.keys("Enter");
+    const screen = await terminal.waitFor(
+      new RegExp(`Resumed ${id}: 8 messages\\.[\\s\\S]*\\n› $`),
+    );
+    recap(screen.slice(screen.indexOf(`Resumed ${id}:`)));
+    await terminal.keys("C-c");
+    await terminal.waitFor(/\[exit 0\]/);
+  }
+  {
+    await using terminal = await start(server, cwd, { data, args: ["-r", id] });
+    recap(await terminal.waitFor(/Resumed session [0-9a-f]{8} \(8 messages\)[\s\S]*\n› $/m));
+    await terminal.keys("C-c");
+    await terminal.waitFor(/\[exit 0\]/);
+  }
+});
+
+/** An answer with a table, streamed in small pieces. */
+const TABLE_ANSWER = [
+  "Here are the sizes:\n\n",
+  "| File | Size | Note |\n",
+  "|:-----|-----:|------|\n",
+  "| a.txt | 12 | small |\n",
+  "| big-file.bin | 123456 | `large` |\n",
+  "\nDone.",
+].join("").match(/[\s\S]{1,4}/g)!;
+
+Deno.test("interactive: markdown tables are drawn as tables, plain with NO_COLOR, boxed with colours", async () => {
+  const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_tty_" }));
+  const long = "a note long enough that it cannot fit on one line of the terminal, " +
+    "so that the table has to wrap it inside its own column";
+  await using server = startMockOpenAIServer({
+    replies: (body) => {
+      const last = (body.messages as Array<{ content: string }>).at(-1)!.content;
+      if (last === "wide") {
+        return {
+          text: `| Key | Value | Comment |\n|---|---|---|\n| one | ${long} | ${long} |\n\nEnd.`,
+        };
+      }
+      return { text: TABLE_ANSWER, eventDelayMs: 5 };
+    },
+  });
+  {
+    await using terminal = await start(server, cwd);
+    await terminal.type("sizes?");
+    await terminal.keys("Enter");
+    const screen = await terminal.waitFor(/Done\.\n[\s\S]*out tokens/);
+    assert.match(
+      screen,
+      new RegExp(
+        [
+          "Here are the sizes:",
+          "",
+          "\\| File         \\|   Size \\| Note    \\|",
+          "\\|--------------\\|--------\\|---------\\|",
+          "\\| a\\.txt        \\|     12 \\| small   \\|",
+          "\\| big-file\\.bin \\| 123456 \\| `large` \\|",
+          "",
+          "Done\\.",
+        ].join("\n"),
+      ),
+    );
+    await terminal.type("wide");
+    await terminal.keys("Enter");
+    const wide = await terminal.waitFor(/End\.\n[\s\S]*out tokens/);
+    const rows = wide.slice(wide.indexOf("› wide"), wide.indexOf("End.")).split("\n").slice(1, -2);
+    assert.ok(rows.length > 3, "the long cells wrap");
+    for (const row of rows) {
+      assert.ok(row.length <= 110, `fits the terminal: ${row}`);
+      assert.match(row, /^\|.*\|$/);
+    }
+    assert.match(wide, /\| one +\| a note long/);
+    await terminal.keys("C-c");
+    await terminal.waitFor(/\[exit 0\]/);
+  }
+  {
+    await using terminal = await start(server, cwd, { color: true });
+    await terminal.type("sizes?");
+    await terminal.keys("Enter");
+    const screen = await terminal.waitFor(/Done\.\n[\s\S]*out tokens/);
+    assert.match(
+      screen,
+      new RegExp(
+        [
+          "┌──────────────┬────────┬───────┐",
+          "│ File         │   Size │ Note  │",
+          "├──────────────┼────────┼───────┤",
+          "│ a\\.txt        │     12 │ small │",
+          "│ big-file\\.bin │ 123456 │ large │",
+          "└──────────────┴────────┴───────┘",
+        ].join("\n"),
+      ),
+    );
+    await terminal.keys("C-c");
+    await terminal.waitFor(/\[exit 0\]/);
+  }
+});
+
+Deno.test("interactive: streamed text wraps at word boundaries while it streams", async () => {
+  const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_tty_" }));
+  const words = Array.from({ length: 90 }, (_, i) => `w${i}${"x".repeat((i * 7) % 9)}`);
+  const text = words.join(" ");
+  await using server = startMockOpenAIServer({
+    // Pieces of three characters: words arrive cut in two.
+    replies: [{ text: text.match(/[\s\S]{1,3}/g)!, eventDelayMs: 20 }],
+  });
+  await using terminal = await start(server, cwd);
+  await terminal.type("tell me");
+  await terminal.keys("Enter");
+  const check = (screen: string) => {
+    const lines = screen.slice(screen.indexOf("› tell me\n") + 10).split("\n");
+    const answer = lines.slice(0, lines.findIndex((line) => !line.startsWith("w")));
+    assert.ok(answer.length > 1, "the answer took several lines");
+    for (const line of answer) assert.ok(line.length <= 110, `fits the terminal: ${line}`);
+    assert.ok(text.startsWith(answer.join(" ").trimEnd()), `whole words:\n${answer.join("\n")}`);
+  };
+  // While it streams.
+  const streaming = await terminal.waitFor(/w50x/);
+  assert.doesNotMatch(streaming, /out tokens/);
+  check(streaming);
+  check(await terminal.waitFor(/out tokens/));
+  await terminal.keys("C-c");
+  await terminal.waitFor(/\[exit 0\]/);
+});
+
+Deno.test("interactive: /help puts a space between each command and what it does", async () => {
+  const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_tty_" }));
+  await using server = echoServer();
+  await using terminal = await start(server, cwd);
+  await terminal.type("/help");
+  await terminal.keys("Enter");
+  const screen = await terminal.waitFor(/\/exit +leave/);
+  const rows = screen.split("\n").filter((line) => /^ {2}\//.test(line));
+  assert.equal(rows.length, 10);
+  for (const row of rows) assert.match(row, /^ {2}\/\S.*?\S {2,}[a-z]/, row);
+  assert.match(
+    screen,
+    /\/mode \[plan\|default\|accept-edits\] +show or switch the permission mode/,
+  );
+  await terminal.keys("C-c");
+  await terminal.waitFor(/\[exit 0\]/);
+});
+
+Deno.test("interactive: /resume hints /sessions, the command of the session", async () => {
+  const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_tty_" }));
+  await using server = echoServer();
+  await using terminal = await start(server, cwd);
+  await terminal.type("/resume");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/Usage: \/resume <id> \(see \/sessions\)/);
+  await terminal.type("/resume nope");
+  await terminal.keys("Enter");
+  const screen = await terminal.waitFor(/\/resume: No session matches "nope"[^\n]*\n/);
+  assert.match(screen, /No session matches "nope"[^\n]*\/sessions/);
+  assert.doesNotMatch(screen, /agent --sessions/);
   await terminal.keys("C-c");
   await terminal.waitFor(/\[exit 0\]/);
 });

@@ -161,13 +161,14 @@ const COMMANDS: Record<string, _Command> = {
  * @example
  * ```ts
  * import { commandHelp } from "./commands.ts";
- * if (!commandHelp().includes("/compact [focus]")) throw new Error("unexpected");
+ * const help = commandHelp();
+ * if (!/\/mode \[plan\|default\|accept-edits\] +show/.test(help)) throw new Error(help);
  * ```
  */
 export function commandHelp(): string {
-  const rows = Object.values(COMMANDS).map((command) =>
-    `  ${command.usage.padEnd(26)}${command.help}`
-  );
+  const commands = Object.values(COMMANDS);
+  const width = Math.max(...commands.map((command) => command.usage.length)) + 2;
+  const rows = commands.map((command) => `  ${command.usage.padEnd(width)}${command.help}`);
   return `Commands:\n${rows.join("\n")}\n` +
     `Write @path to attach a file (Tab completes it). End a line with \\ to go on on the next.\n` +
     `Ctrl+C stops the answer; on an empty prompt it leaves.\n`;

@@ -17,7 +17,7 @@ import type { SandboxReport } from "../sandbox/policy.ts";
 import { compactConversation } from "../compaction.ts";
 import type { Message } from "../messages.ts";
 import type { Model } from "../model.ts";
-import type { LoadedSession, SessionStore } from "../session/mod.ts";
+import { type LoadedSession, SessionError, type SessionStore } from "../session/mod.ts";
 import type { Tool } from "../tool.ts";
 import type { Hooks, PermissionRequest } from "../hooks.ts";
 import {
@@ -247,7 +247,13 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     },
     resume: async (id: string) => {
       if (!options.store) throw new Error("sessions are not saved in this run");
-      const loaded = await options.store.load(id);
+      const loaded = await options.store.load(id).catch((error) => {
+        // The store's own hint names the CLI's flag; here the command lists them.
+        if (error instanceof SessionError && error.reason === "not_found") {
+          throw new Error(`No session matches "${id}": list them with /sessions`);
+        }
+        throw error;
+      });
       await talk.close();
       talk = conversation({
         store: options.store,
@@ -322,7 +328,8 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     } catch (error) {
       write(`${paint("31", "error:")} ${(error as Error).message}\n`);
     }
-    if (!closed) rl.prompt();
+    // What was typed while the agent worked stays on the prompt, the cursor after it.
+    if (!closed) rl.prompt(true);
   };
   rl.on("line", (line: string) => {
     if (question) {
