@@ -87,3 +87,83 @@ Deno.test({
     assert.equal(await Deno.stat(join(cwd, "ran.txt")).catch(() => undefined), undefined);
   },
 });
+
+/** Whether a process is still running (a zombie is not). */
+async function running(pid: number): Promise<boolean> {
+  try {
+    const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+Deno.test("cli grants: with --allow-run=bash alone, background jobs still end with the command", async () => {
+  const cwd = await tempDir();
+  await using server = startMockOpenAIServer({
+    replies: [
+      {
+        toolCalls: [{
+          name: "bash",
+          arguments: { command: "sleep 300 & echo $! > job.pid; echo started" },
+        }],
+      },
+      { text: "done" },
+    ],
+  });
+  const run = await runCli(server, bashOnly(cwd), [
+    "-m",
+    "openai/test",
+    "--cwd",
+    cwd,
+    "--sandbox",
+    "off",
+    "go",
+  ]);
+  assert.equal(run.code, 0, run.stderr);
+  const result = run.events.find((event) => event.type === "tool_result")!;
+  assert.equal(result.output, "started\n[exit code 0]");
+  const job = Number(await Deno.readTextFile(join(cwd, "job.pid")));
+  try {
+    // Stopped when the command returned: gone by now, or within moments.
+    for (let tries = 0; tries < 100 && await running(job); tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal(await running(job), false, "the background job outlived the command");
+  } finally {
+    if (await running(job)) Deno.kill(job, "SIGKILL");
+  }
+});
+
+Deno.test("cli grants: with --allow-run=bash alone, a timeout kills a command that ignores SIGTERM", async () => {
+  const cwd = await tempDir();
+  await using server = startMockOpenAIServer({
+    replies: [
+      {
+        toolCalls: [{
+          name: "bash",
+          arguments: { command: "trap '' TERM; echo $$ > shell.pid; sleep 300", timeout: 1000 },
+        }],
+      },
+      { text: "done" },
+    ],
+  });
+  const run = await runCli(server, bashOnly(cwd), [
+    "-m",
+    "openai/test",
+    "--cwd",
+    cwd,
+    "--sandbox",
+    "off",
+    "go",
+  ]);
+  assert.equal(run.code, 0, run.stderr);
+  const result = run.events.find((event) => event.type === "tool_result")!;
+  assert.equal(result.output, "[killed: timed out after 1 s]");
+  const shell = Number(await Deno.readTextFile(join(cwd, "shell.pid")));
+  try {
+    assert.equal(await running(shell), false, "the command outlived its timeout");
+  } finally {
+    if (await running(shell)) Deno.kill(shell, "SIGKILL");
+  }
+});

@@ -73,7 +73,9 @@ const _DRAIN_MS = 200;
  * Creates the `bash` tool. Each call runs `bash -c <command>` in the call's working directory,
  * with no stdin and stderr merged into stdout in the order written. The command runs in a new
  * process group; on timeout or cancellation the whole group gets SIGTERM, then SIGKILL after a
- * short grace, and background jobs left when the command ends are stopped the same way.
+ * short grace, and background jobs left when the command ends are stopped the same way. The
+ * signals go through what Deno already grants (all of `run`, or the shell itself), so Deno never
+ * asks for more than running the command.
  *
  * With `sandbox`, the command runs inside bubblewrap: the process group is bwrap's, and when it
  * is killed, or the command exits, the kernel kills everything left in the sandbox's PID
@@ -196,7 +198,7 @@ async function _run(
     signal.removeEventListener("abort", onAbort);
   }
   // Whether the command finished or not, nothing of its process group outlives the call.
-  await _killGroup(child.pid, () => exited, options.graceMs);
+  await _killGroup(_groupSignaller(child, options), () => exited, options.graceMs);
   const { code, signal: exitSignal } = await status;
   const said = (await setup?.finish(_DRAIN_MS))?.trim();
   const text = (said ? `${said}\n` : "") + await output.finish(_DRAIN_MS);
@@ -280,22 +282,57 @@ async function _spawn(
   }
 }
 
+/** Sends a signal to the command's process group; false when the group no longer exists. */
+type _Signaller = (signal: Deno.Signal) => Promise<boolean>;
+
+/**
+ * How to signal the command's process group with what Deno already grants, so that a command
+ * Deno was allowed to run never makes it ask again (`Deno.kill` needs all of `run`): with all of
+ * `run` granted, `Deno.kill`; else, when Deno grants the shell (it ran the command, or the
+ * sandbox's commands), the shell's own `kill`; else the group's leader through its handle,
+ * which in the sandbox is bwrap, whose death ends everything inside.
+ */
+function _groupSignaller(child: Deno.ChildProcess, options: _RunOptions): _Signaller {
+  const granted = (descriptor: Deno.RunPermissionDescriptor) =>
+    Deno.permissions.querySync(descriptor).state === "granted";
+  if (granted({ name: "run" })) {
+    return (signal) => Promise.resolve(_attempt(() => Deno.kill(-child.pid, signal)));
+  }
+  if (granted({ name: "run", command: options.shell })) {
+    return async (signal) => {
+      const { success } = await new Deno.Command(options.shell, {
+        args: ["-c", 'kill -s "$0" -- "-$1" 2>/dev/null', signal.slice(3), String(child.pid)],
+        clearEnv: true,
+        stdin: "null",
+        stdout: "null",
+        stderr: "null",
+      }).output().catch(() => ({ success: false }));
+      return success;
+    };
+  }
+  return (signal) => Promise.resolve(_attempt(() => child.kill(signal)));
+}
+
 /** SIGTERM to the group, then SIGKILL once the grace is over if anything may still be alive. */
-async function _killGroup(pid: number, exited: () => boolean, graceMs: number): Promise<void> {
-  if (!_signalGroup(pid, "SIGTERM")) return;
+async function _killGroup(
+  signal: _Signaller,
+  exited: () => boolean,
+  graceMs: number,
+): Promise<void> {
+  if (!await signal("SIGTERM")) return;
   // SIGCONT wakes stopped processes so they can handle SIGTERM, and probes whether any is left.
   const deadline = performance.now() + graceMs;
   while (performance.now() < deadline) {
-    if (exited() && !_signalGroup(pid, "SIGCONT")) return;
+    if (exited() && !await signal("SIGCONT")) return;
     await sleep(20);
   }
-  _signalGroup(pid, "SIGKILL");
+  await signal("SIGKILL");
 }
 
-/** Signals a process group; false when the group no longer exists. */
-function _signalGroup(pid: number, signal: Deno.Signal): boolean {
+/** Whether `send` went through (it throws when no process is left to signal). */
+function _attempt(send: () => void): boolean {
   try {
-    Deno.kill(-pid, signal);
+    send();
     return true;
   } catch {
     return false;
