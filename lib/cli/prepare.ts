@@ -8,7 +8,7 @@
 import { dirname, resolve } from "node:path";
 import { ConfigError } from "../errors.ts";
 import type { Model } from "../model.ts";
-import { parseModelSpec, resolveModel } from "../providers/resolve.ts";
+import { parseModelSpec, resolveModel, thinkingBudgetNote } from "../providers/resolve.ts";
 import {
   defaultSessionsDir,
   fileSessionStore,
@@ -126,6 +126,8 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
       models: settings.models,
       thinkingBudget: options.thinking ?? settings.thinkingBudget,
     });
+    const unused = options.thinking ? thinkingBudgetNote(spec, settings.providers) : undefined;
+    if (unused) warn(`--thinking ${options.thinking} is ignored: ${unused}`);
     return options.verbose ? verboseModel(model, environment.log) : model;
   };
   const model = resolveWith(modelSpec);

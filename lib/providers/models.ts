@@ -135,6 +135,34 @@ const TABLE: Record<string, Record<string, _Row>> = {
   },
 };
 
+/**
+ * How a model thinks before it answers: within a budget of tokens the request sets (`budget`:
+ * Anthropic's extended thinking), on its own with no budget to set (`own`: OpenAI's reasoning
+ * models), or not in a way a request can ask for (`none`).
+ */
+export type ThinkingSupport = "budget" | "own" | "none";
+
+/**
+ * How `model`, reached through the `api` wire protocol, thinks. On Anthropic's API every Claude
+ * model from 3.7 Sonnet on takes a budget; the OpenAI-compatible API has no budget to set, and
+ * OpenAI's reasoning models (also as aggregators name them, `openai/o3`) think on their own.
+ *
+ * @example
+ * ```ts
+ * import { lookupThinking } from "./models.ts";
+ * if (lookupThinking("anthropic", "claude-sonnet-4-5") !== "budget") throw new Error("unexpected");
+ * if (lookupThinking("anthropic", "claude-3-5-haiku-latest") !== "none") throw new Error("unexpected");
+ * if (lookupThinking("openai", "o4-mini") !== "own") throw new Error("unexpected");
+ * if (lookupThinking("openai", "gpt-4.1-mini") !== "none") throw new Error("unexpected");
+ * ```
+ */
+export function lookupThinking(api: "openai" | "anthropic", model: string): ThinkingSupport {
+  if (api === "anthropic") {
+    return /^claude-(instant|[12]\b|3-(?!7))/.test(model) ? "none" : "budget";
+  }
+  return /^(openai\/)?(o\d|gpt-oss|gpt-[5-9]|gpt-\d\d)/.test(model) ? "own" : "none";
+}
+
 /** What an unknown model at a remote provider is assumed to be: prices unknown. */
 export const UNKNOWN_REMOTE_MODEL: ModelInfo = { contextWindow: 128_000, maxOutputTokens: 8_192 };
 

@@ -9,7 +9,7 @@
 import { ConfigError } from "../errors.ts";
 import type { Model, ModelInfo, Pricing } from "../model.ts";
 import { anthropicModel } from "./anthropic.ts";
-import { lookupModelInfo } from "./models.ts";
+import { lookupModelInfo, lookupThinking } from "./models.ts";
 import { openaiModel } from "./openai.ts";
 import type { ChatRequestStyle } from "./openai_request.ts";
 import { PRESETS, type ProviderPreset, styleOf } from "./presets.ts";
@@ -50,7 +50,10 @@ export interface ResolveModelOptions {
   providers?: Readonly<Record<string, ProviderConfig>>;
   /** Metadata overrides, by `provider/model`. */
   models?: Readonly<Record<string, ModelOverride>>;
-  /** Extended thinking with this many tokens (Anthropic models). */
+  /**
+   * Extended thinking with this many tokens, for the models that take a budget (Claude models
+   * on Anthropic's API); the others leave it out ({@link thinkingBudgetNote} says why).
+   */
   thinkingBudget?: number;
   /** The fetch the provider's SDK uses (default the global one), e.g. to go through a proxy. */
   fetch?: typeof fetch;
@@ -92,7 +95,9 @@ export function resolveModel(spec: string | Model, options: ResolveModelOptions 
       keyEnv: preset.keyEnv,
       headers: preset.headers,
       info,
-      thinking: options.thinkingBudget ? { budgetTokens: options.thinkingBudget } : undefined,
+      thinking: options.thinkingBudget && lookupThinking("anthropic", model) === "budget"
+        ? { budgetTokens: options.thinkingBudget }
+        : undefined,
       fetch: options.fetch,
     });
   }
@@ -138,6 +143,40 @@ export function parseModelSpec(
     );
   }
   return { provider, model: spec.slice(slash + 1) };
+}
+
+/**
+ * Why a thinking budget does not apply to the model named by `spec`, naming the model and what
+ * takes one; `undefined` when the model takes a budget.
+ *
+ * @example
+ * ```ts
+ * import { thinkingBudgetNote } from "./resolve.ts";
+ * if (thinkingBudgetNote("anthropic/claude-sonnet-4-5") !== undefined) throw new Error("unexpected");
+ * if (!thinkingBudgetNote("openai/gpt-4.1-mini")?.startsWith("openai/gpt-4.1-mini takes no")) {
+ *   throw new Error("unexpected");
+ * }
+ * if (!thinkingBudgetNote("openai/o3")?.includes("reasons on its own")) throw new Error("unexpected");
+ * ```
+ */
+export function thinkingBudgetNote(
+  spec: string,
+  providers: Readonly<Record<string, ProviderConfig>> = {},
+): string | undefined {
+  const { provider, model } = parseModelSpec(spec, providers);
+  const { api } = _preset(provider, providers);
+  const budgeted = `models on Anthropic's API take one (anthropic/claude-…, or a provider of ` +
+    `your settings with "api": "anthropic")`;
+  switch (lookupThinking(api, model)) {
+    case "budget":
+      return undefined;
+    case "own":
+      return `${spec} reasons on its own, with no thinking budget to set; ${budgeted}`;
+    case "none":
+      return api === "anthropic"
+        ? `${spec} has no extended thinking; Claude 3.7 Sonnet and later models have it`
+        : `${spec} takes no thinking budget; ${budgeted}`;
+  }
 }
 
 /**
