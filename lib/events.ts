@@ -181,6 +181,10 @@ export type AgentEvent =
     reason: string;
     /** The completed run loop this one goes on from. */
     seededFrom?: string;
+    /** Tokens the router's model call used to place the message; the run's usage counts them. */
+    usage?: Usage;
+    /** What that call cost in US dollars, when the router's prices are known. */
+    costUsd?: number;
   }
   | {
     /** A run loop ended and was archived. */

@@ -7,7 +7,9 @@ import type { RunLoop } from "../lib/memory/types.ts";
 import { runLoops } from "../lib/runloop/manager.ts";
 import { fallbackRoute, routeMessage } from "../lib/runloop/router.ts";
 import { runInLoop, type RunInLoopOptions, type RunInLoopResult } from "../lib/runloop/run.ts";
-import { scriptedModel } from "../testing.ts";
+import { createAgentService } from "../lib/service/service.ts";
+import type { Model } from "../lib/model.ts";
+import { type ScriptedModel, scriptedModel } from "../testing.ts";
 
 async function collect(
   options: RunInLoopOptions,
@@ -51,12 +53,14 @@ Deno.test("router: the model's structured answer decides when it is confident", 
   const active = [loop("a", "Fix the login bug"), loop("bb", "Write the release notes")];
   const sure = scriptedModel([{
     text: '{"decision":"continue","runLoopId":"bb","confidence":0.92,"reason":"same notes"}',
+    usage: { inputTokens: 120, outputTokens: 30 },
   }]);
   assert.deepEqual(await routeMessage("Mention the new flag too", active, { model: sure }), {
     action: "continue",
     runLoopId: "bb",
     confidence: 0.92,
     reason: "same notes",
+    usage: { inputTokens: 120, outputTokens: 30 },
   });
   const request = sure.requests[0];
   assert.equal(request.tools.length, 0);
@@ -81,12 +85,17 @@ Deno.test("router: low confidence or an unusable answer falls back to the determ
   assert.equal(low.runLoopId, "a");
   assert.match(low.reason, /shares words.*; the model was unsure \(0\.30 < 0\.6\)/);
 
-  const garbage = scriptedModel([{ text: "I think it is a continuation." }]);
+  const garbage = scriptedModel([{
+    text: "I think it is a continuation. {not json}",
+    usage: { inputTokens: 80, outputTokens: 9 },
+  }]);
   const fallback = await routeMessage("Plan the team offsite in Lisbon", active, {
     model: garbage,
   });
   assert.equal(fallback.action, "new");
   assert.match(fallback.reason, /the model gave no usable answer/);
+  // The call was paid for, even though its answer was not taken.
+  assert.deepEqual(fallback.usage, { inputTokens: 80, outputTokens: 9 });
 
   const wrongId = scriptedModel([{
     text: '{"decision":"continue","runLoopId":"zzz","confidence":0.99}',
@@ -231,4 +240,94 @@ Deno.test("run loops: naming a completed run loop starts a new one seeded with i
     /Goal: Deploy 2\.3 to staging\n- Deploy 2\.3 to staging\n {2}→ Deployed version 2\.3 to staging\./,
   );
   await memory.close();
+});
+
+/**
+ * A model with prices: as the router, it says a message continues the first active run loop;
+ * as the agent, it answers "Done." slowly.
+ */
+function pricedModel(): Model {
+  const model = scriptedModel((request) => {
+    const prompt = request.messages[0]?.role === "user" ? request.messages[0].content : "";
+    if (!request.system?.startsWith("You route messages to tasks")) {
+      return {
+        text: ["Do", "ne."],
+        usage: { inputTokens: 100, outputTokens: 20 },
+        deltaDelayMs: 50,
+      };
+    }
+    const id = /- id: (\S+)/.exec(prompt)?.[1];
+    return {
+      text: `{"decision":"continue","runLoopId":"${id}","confidence":0.9,"reason":"same bug"}`,
+      usage: { inputTokens: 50, outputTokens: 10 },
+    };
+  });
+  return Object.assign(model, {
+    info: { contextWindow: 100_000, maxOutputTokens: 1_000, pricing: { input: 1, output: 2 } },
+  });
+}
+
+/** What `usage` costs at the prices of {@link pricedModel}. */
+const priced = (input: number, output: number) => (input * 1 + output * 2) / 1_000_000;
+
+Deno.test("run loops: the router's call shows in run_loop_start and counts in the run's usage and cost", async () => {
+  const model = pricedModel();
+  const loops = runLoops({ router: model });
+  await collect({ model, loops, message: "Fix the login bug" });
+  const { events, result } = await collect({ model, loops, message: "also test the login bug" });
+  const start = events.find((event) => event.type === "run_loop_start");
+  assert.ok(start?.type === "run_loop_start");
+  assert.equal(start.decision, "continue");
+  assert.deepEqual(start.usage, { inputTokens: 50, outputTokens: 10 });
+  assert.equal(start.costUsd, priced(50, 10));
+  assert.deepEqual(result.usage, { inputTokens: 150, outputTokens: 30 });
+  assert.equal(result.costUsd, priced(100, 20) + priced(50, 10));
+  const summary = events.at(-1);
+  assert.ok(summary?.type === "result");
+  assert.deepEqual(summary.usage, result.usage);
+  assert.equal(summary.costUsd, result.costUsd);
+});
+
+Deno.test("service: a routed message's router call counts in the usage and cost of the run it joins", async () => {
+  const model = pricedModel();
+  const service = createAgentService({ model });
+  const first = await service.start({ message: "Fix the login bug" });
+  await first.done;
+
+  // Idle run loop: the routed message starts a run there.
+  const started = await service.send({ message: "also test the login bug" });
+  assert.equal(started.delivery, "started");
+  assert.equal(started.run.runLoopId, first.runLoopId);
+  assert.deepEqual(started.placement?.usage, { inputTokens: 50, outputTokens: 10 });
+  const info = await started.run.done;
+  assert.deepEqual(info.result?.usage, { inputTokens: 150, outputTokens: 30 });
+  assert.equal(info.result?.costUsd, priced(100, 20) + priced(50, 10));
+
+  // Busy run loop: the routed message joins the run going there, and so does its cost.
+  const agentCalls = () =>
+    (model as ScriptedModel).requests.filter((request) => !request.system?.startsWith("You route"))
+      .length;
+  const before = agentCalls();
+  const going = await service.start({
+    message: "Fix the logout bug too",
+    runLoopId: first.runLoopId,
+  });
+  const queued = await service.send({ message: "and the login bug once more" });
+  assert.equal(queued.delivery, "queued");
+  assert.equal(queued.run, going);
+  assert.deepEqual(queued.placement?.usage, { inputTokens: 50, outputTokens: 10 });
+  const results: Extract<AgentEvent, { type: "result" }>[] = [];
+  going.listen(0, {
+    event: (_, event) => void (event.type === "result" && results.push(event)),
+    end: () => {},
+  });
+  await going.done;
+  const calls = agentCalls() - before;
+  assert.ok(calls >= 2, "the queued message was answered");
+  const sum = (key: "inputTokens" | "outputTokens") =>
+    results.reduce((total, event) => total + event.usage[key], 0);
+  assert.deepEqual([sum("inputTokens"), sum("outputTokens")], [100 * calls + 50, 20 * calls + 10]);
+  const cost = results.reduce((total, event) => total + event.costUsd!, 0);
+  assert.ok(Math.abs(cost - (priced(100 * calls, 20 * calls) + priced(50, 10))) < 1e-12);
+  await service.close();
 });

@@ -25,7 +25,10 @@ export interface Conversation {
   readonly usage: Usage;
   /** Dollars spent so far, when prices are known. */
   readonly costUsd: number | undefined;
-  /** Saves what an event adds (messages, compactions) and counts tokens and cost. */
+  /**
+   * Saves what an event adds (messages, compactions) and counts the tokens and cost of every
+   * model call it reports (turns, and the routing of a message).
+   */
   record(event: AgentEvent): Promise<void>;
   /** Takes a run's outcome as the new state. */
   settle(result: RunResult): void;
@@ -114,8 +117,9 @@ export function conversation(options: ConversationOptions): Conversation {
           tokensAfter: event.tokensAfter,
           at: at(),
         });
-      } else if (event.type === "turn_end") {
-        addUsage(usage, event.usage);
+      } else if (event.type === "turn_end" || (event.type === "run_loop_start" && event.usage)) {
+        // Model calls of the turns, and the router's call that placed the message.
+        addUsage(usage, event.usage!);
         if (event.costUsd !== undefined) costUsd = (costUsd ?? 0) + event.costUsd;
       }
     },

@@ -103,6 +103,17 @@ export function runView(options: ScreenOptions): RunView {
             }\n`,
           );
           break;
+        case "run_loop_start":
+          // Routing the message took a model call: it is paid for, so it is shown.
+          if (event.usage) {
+            const cost = event.costUsd === undefined ? "" : ` · ${formatUsd(event.costUsd)}`;
+            options.write(paint(
+              "2",
+              `routed (${event.decision}: ${event.reason}) · ${event.usage.inputTokens} in / ` +
+                `${event.usage.outputTokens} out tokens${cost}\n`,
+            ));
+          }
+          break;
         case "notice":
           spin.stop();
           endAnswer();

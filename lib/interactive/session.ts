@@ -173,7 +173,14 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     ask,
     roots: options.roots,
   });
-  const loops = runLoops({ memory: options.memory, router: model });
+  // One conversation, one run loop at a time: there is nothing to route between.
+  const loops = runLoops({ memory: options.memory });
+  let loopId: string | undefined;
+  /** Ends the conversation's run loop (archived in the project's memory, if kept). */
+  const endLoop = async () => {
+    for (const loop of loops.active()) await loops.end(loop.id, "completed").catch(() => {});
+    loopId = undefined;
+  };
   const runOptions = () => ({
     model,
     tools: options.tools,
@@ -193,10 +200,17 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     running = new AbortController();
     muted = true;
     try {
-      // Each message joins the run loop of its goal; the conversation stays one.
+      // Each message goes on in the conversation's run loop; a failed run ended it.
+      const current = loops.active().find((loop) => loop.id === loopId);
+      const placement = await loops.place(
+        content,
+        current ? { runLoopId: current.id } : { fresh: true },
+      );
+      loopId = placement.runLoop.id;
       const events = runInLoop({
         ...runOptions(),
         message: content,
+        placement,
         loops,
         memory: options.memory,
         recallTool: options.recallTool,
@@ -242,6 +256,7 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     write,
     conversation: () => talk,
     clear: async () => {
+      await endLoop();
       await talk.close();
       talk = conversation({ store: options.store, cwd: options.cwd, model: modelSpec });
     },
@@ -254,6 +269,7 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
         }
         throw error;
       });
+      await endLoop();
       await talk.close();
       talk = conversation({
         store: options.store,
@@ -367,8 +383,8 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     closed = true;
     running?.abort();
     view.stop();
-    // The goals of this session are done: archive them in the project's memory.
-    for (const loop of loops.active()) await loops.end(loop.id, "completed").catch(() => {});
+    // The goal of this session is done: archive it in the project's memory.
+    await endLoop();
     await talk.close();
     if (talk.saved) {
       const id = talk.id.slice(0, 8);

@@ -10,6 +10,8 @@ import type { MemoryStore } from "../memory/memory.ts";
 import type { Iteration, RunLoop } from "../memory/types.ts";
 import type { Message } from "../messages.ts";
 import type { Model } from "../model.ts";
+import { costOf } from "../cost.ts";
+import { addUsage, emptyUsage, type Usage } from "../usage.ts";
 import { routeMessage } from "./router.ts";
 
 /** How a message was placed, with the run loop it went to. */
@@ -22,11 +24,23 @@ export interface Placement {
   seed?: Message;
 }
 
+/** Tokens spent routing messages, and their cost when the router's prices are known. */
+export interface RoutingSpend {
+  /** Tokens the router's model calls used. */
+  usage: Usage;
+  /** Their cost in US dollars, when the router's prices are known. */
+  costUsd?: number;
+}
+
 /** Options of {@link runLoops}. */
 export interface RunLoopsOptions {
   /** Where completed run loops are archived. */
   memory?: MemoryStore;
-  /** The model that judges whether a message continues a run loop. */
+  /**
+   * The model that judges whether a message continues a run loop; none: a deterministic rule
+   * does. Its calls are paid for: each shows in the `run_loop_start` event of the message it
+   * placed, and counts in the usage of a run in the run loop it chose.
+   */
   router?: Model;
   /** The least confidence taken from the router (default 0.6). */
   threshold?: number;
@@ -58,6 +72,11 @@ export interface RunLoops {
    * iteration it added to another is removed.
    */
   unplace(placement: Placement): void;
+  /**
+   * Takes what routing messages into a run loop spent and no run counted yet (a run counts it
+   * in its usage when it ends); nothing when routing spent nothing there.
+   */
+  takeRoutingSpend(runLoopId: string): RoutingSpend | undefined;
   /** Records an event of a run in the run loop's current iteration. */
   record(runLoopId: string, event: AgentEvent): void;
   /** Ends a run loop: archives it and gives the event that says so. */
@@ -85,6 +104,18 @@ const MENTION = /\bloop:([0-9a-z-]{4,})\b/i;
 export function runLoops(options: RunLoopsOptions = {}): RunLoops {
   const now = () => (options.now?.() ?? new Date()).toISOString();
   const active = new Map<string, { loop: RunLoop; messages: Message[] }>();
+  const spends = new Map<string, RoutingSpend>();
+  const pricing = options.router?.info?.pricing;
+  /** The router's spend on a message, in its event and owed by the run loop it chose. */
+  const spend = (loop: RunLoop, usage: Usage | undefined) => {
+    if (!usage) return {};
+    const costUsd = pricing ? costOf(usage, pricing) : undefined;
+    const owed = spends.get(loop.id) ?? { usage: emptyUsage() };
+    addUsage(owed.usage, usage);
+    if (costUsd !== undefined) owed.costUsd = (owed.costUsd ?? 0) + costUsd;
+    spends.set(loop.id, owed);
+    return { usage, ...(costUsd === undefined ? {} : { costUsd }) };
+  };
 
   const start = (goal: string, seededFrom?: string): RunLoop => {
     const loop: RunLoop = {
@@ -158,13 +189,21 @@ export function runLoops(options: RunLoopsOptions = {}): RunLoops {
           loop = start(message);
           event = _event(loop, "new", reason, decision.confidence);
         }
+        event = { ...event, ...spend(loop, decision.usage) };
       }
       iterate(loop, message);
       return { runLoop: loop, event, seed };
     },
     unplace({ runLoop, event }) {
-      if (event.decision === "new" || event.decision === "reopened") active.delete(runLoop.id);
-      else runLoop.iterations.pop();
+      if (event.decision === "new" || event.decision === "reopened") {
+        active.delete(runLoop.id);
+        spends.delete(runLoop.id);
+      } else runLoop.iterations.pop();
+    },
+    takeRoutingSpend(runLoopId) {
+      const owed = spends.get(runLoopId);
+      spends.delete(runLoopId);
+      return owed;
     },
     record(runLoopId, event) {
       const entry = active.get(runLoopId);
@@ -177,6 +216,7 @@ export function runLoops(options: RunLoopsOptions = {}): RunLoops {
       const entry = active.get(runLoopId);
       if (!entry) throw new Error(`No active run loop ${runLoopId}`);
       active.delete(runLoopId);
+      spends.delete(runLoopId);
       entry.loop.status = status;
       entry.loop.completedAt = now();
       await options.memory?.archive(entry.loop);

@@ -9,6 +9,7 @@
 import { callModel } from "../model_call.ts";
 import type { Model } from "../model.ts";
 import type { RunLoop } from "../memory/types.ts";
+import type { Usage } from "../usage.ts";
 
 /** Where a message goes. */
 export interface RouteDecision {
@@ -20,6 +21,8 @@ export interface RouteDecision {
   confidence?: number;
   /** Why, in words. */
   reason: string;
+  /** Tokens the model's judgement used, when a model answered (its answer taken or not). */
+  usage?: Usage;
 }
 
 /** Options of {@link routeMessage}. */
@@ -61,14 +64,18 @@ export async function routeMessage(
 ): Promise<RouteDecision> {
   if (active.length === 0) return { action: "new", reason: "no run loop is active" };
   if (options.model) {
-    const judged = await _judge(message, active, options).catch(() => undefined);
+    const { judged, usage } = await _judge(message, active, options).catch(() => ({
+      judged: undefined,
+      usage: undefined,
+    }));
+    const spent = usage ? { usage } : {};
     const threshold = options.threshold ?? 0.6;
-    if (judged && judged.confidence >= threshold) return judged;
+    if (judged && judged.confidence >= threshold) return { ...judged, ...spent };
     const fallback = fallbackRoute(message, active);
     const why = judged
       ? `the model was unsure (${judged.confidence.toFixed(2)} < ${threshold})`
       : "the model gave no usable answer";
-    return { ...fallback, reason: `${fallback.reason}; ${why}` };
+    return { ...fallback, reason: `${fallback.reason}; ${why}`, ...spent };
   }
   return fallbackRoute(message, active);
 }
@@ -111,12 +118,15 @@ export function fallbackRoute(message: string, active: readonly RunLoop[]): Rout
   return { action: "new", reason: "it shares too little with the active run loops" };
 }
 
-/** Asks the model; gives its decision, or undefined when the answer cannot be used. */
+/**
+ * Asks the model; gives its decision (none when the answer cannot be used) and the tokens the
+ * call used.
+ */
 async function _judge(
   message: string,
   active: readonly RunLoop[],
   options: RouteOptions,
-): Promise<(RouteDecision & { confidence: number }) | undefined> {
+): Promise<{ judged?: RouteDecision & { confidence: number }; usage: Usage }> {
   const loops = active.map((loop) => {
     const last = loop.iterations.at(-1)?.response.slice(0, 300).replace(/\s+/g, " ") ?? "";
     return `- id: ${loop.id}\n  goal: ${loop.goal.slice(0, 300)}\n  last answer: ${last}`;
@@ -134,10 +144,22 @@ async function _judge(
   }, { maxRetries: 1, initialDelayMs: 200 });
   let step = await call.next();
   while (!step.done) step = await call.next();
+  const { usage } = step.value;
   const text = step.value.content.map((part) => part.type === "text" ? part.text : "").join("");
-  const json = /\{[\s\S]*\}/.exec(text)?.[0];
-  if (!json) return undefined;
-  const answer = JSON.parse(json) as Record<string, unknown>;
+  return { judged: _decision(text, active), usage };
+}
+
+/** The decision in the model's answer, or undefined when it cannot be used. */
+function _decision(
+  text: string,
+  active: readonly RunLoop[],
+): (RouteDecision & { confidence: number }) | undefined {
+  let answer: Record<string, unknown>;
+  try {
+    answer = JSON.parse(/\{[\s\S]*\}/.exec(text)?.[0] ?? "null") ?? {};
+  } catch {
+    return undefined;
+  }
   const confidence = Number(answer.confidence);
   if (!Number.isFinite(confidence)) return undefined;
   const reason = typeof answer.reason === "string" ? answer.reason : "the model judged so";

@@ -11,7 +11,8 @@ import { runAgent } from "../loop.ts";
 import type { RunAgentOptions } from "../loop_options.ts";
 import type { MemoryStore } from "../memory/memory.ts";
 import type { Message } from "../messages.ts";
-import { overflow, type Placement, type RunLoops } from "./manager.ts";
+import { addUsage, emptyUsage, type Usage } from "../usage.ts";
+import { overflow, type Placement, type RoutingSpend, type RunLoops } from "./manager.ts";
 import { createRecallTool, memoryContext } from "./recall.ts";
 
 /** Options of {@link runInLoop}. */
@@ -98,7 +99,7 @@ export async function* runInLoop(
       : options.tools,
   });
   // The result comes last, after the run loops that end with this run.
-  let result: AgentEvent | undefined;
+  let result: Extract<AgentEvent, { type: "result" }> | undefined;
   let step = await run.next();
   while (!step.done) {
     loops.record(id, step.value);
@@ -108,10 +109,27 @@ export async function* runInLoop(
     if (step.value.type === "start") yield placement.event;
     step = await run.next();
   }
-  const status = step.value.status;
+  // What routing messages here cost is part of what the run cost.
+  const spent = loops.takeRoutingSpend(id);
+  const outcome = spent ? _withSpend(step.value, spent) : step.value;
+  const status = outcome.status;
   if (status === "error") yield await loops.end(id, "failed");
   else if (options.complete && status === "success") yield await loops.end(id, "completed");
   for (const old of overflow(loops, options.maxActive)) yield await loops.end(old.id, "completed");
-  if (result) yield result;
-  return { ...step.value, runLoopId: id };
+  if (result) yield spent ? _withSpend(result, spent) : result;
+  return { ...outcome, runLoopId: id };
+}
+
+/** A result with the routing's tokens and cost added to its own. */
+function _withSpend<T extends { usage: Usage; costUsd?: number }>(
+  result: T,
+  spent: RoutingSpend,
+): T {
+  const usage = addUsage(addUsage(emptyUsage(), result.usage), spent.usage);
+  // A cost left unknown by either leaves the sum unknown.
+  const costUsd = result.costUsd === undefined || spent.costUsd === undefined
+    ? undefined
+    : result.costUsd + spent.costUsd;
+  const { costUsd: _, ...rest } = result;
+  return { ...rest, usage, ...(costUsd === undefined ? {} : { costUsd }) } as T;
 }
