@@ -27,6 +27,8 @@ export interface RunView {
   show(event: AgentEvent): void;
   /** Stops the spinner and ends the current answer's line. */
   stop(): void;
+  /** Shows the spinner again while tools still run (after a question to the user hid it). */
+  resume(): void;
 }
 
 /**
@@ -151,6 +153,9 @@ export function runView(options: ScreenOptions): RunView {
     stop() {
       spin.stop();
       endAnswer();
+    },
+    resume() {
+      if (running.size > 0) spin.start(`running ${[...new Set(running.values())].join(", ")}`);
     },
   };
 }

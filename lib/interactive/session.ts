@@ -151,7 +151,9 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
         const answer = (line: string) => {
           request.signal.removeEventListener("abort", onAbort);
           muted = true;
+          // The tool runs now: the spinner says so (unless Deno may ask in its turn).
           if (wasPaused) rl.pause();
+          else view.resume();
           const word = line.trim().toLowerCase();
           resolve(word.startsWith("a") ? "always" : word.startsWith("y") ? "yes" : "no");
         };
