@@ -583,7 +583,7 @@ Deno.test("interactive: resuming shows the last exchanges (-c, -r and /resume)",
     await terminal.type(`/resume ${id}`);
     await terminal.keys("Enter");
     const screen = await terminal.waitFor(
-      new RegExp(`Resumed ${id}: 8 messages\\.[\\s\\S]*\\n› $`),
+      new RegExp(`Resumed ${id}: 8 messages\\.[\\s\\S]*\\n› \\s*$`),
     );
     recap(screen.slice(screen.indexOf(`Resumed ${id}:`)));
     await terminal.keys("C-c");

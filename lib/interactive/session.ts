@@ -29,6 +29,7 @@ import type { PermissionRule } from "../permissions/rules.ts";
 import { attachFiles, completePath } from "./attach.ts";
 import { commandNames, runCommand } from "./commands.ts";
 import { type Conversation, conversation } from "./conversation.ts";
+import { recap } from "./recap.ts";
 import { runView } from "./render.ts";
 
 /** What the interactive session needs. */
@@ -89,6 +90,9 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     color: options.color,
     columns: () => process.stdout.columns ?? 80,
   });
+  /** Where a resumed conversation left off. */
+  const recapOf = (messages: readonly Message[]) =>
+    recap(messages, { columns: process.stdout.columns ?? 80, color: options.color });
   let model = options.model;
   let modelSpec = options.modelSpec;
   let talk: Conversation = conversation({
@@ -281,6 +285,7 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
       });
       for (const warning of loaded.warnings) write(paint("33", `${warning}\n`));
       write(`Resumed ${loaded.header.id.slice(0, 8)}: ${loaded.messages.length} messages.\n`);
+      write(recapOf(loaded.messages));
     },
     compact: async (focus: string) => {
       if (talk.messages.length === 0) {
@@ -401,6 +406,7 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     } (${options.resumed.messages.length} messages).`
     : `agent · ${modelSpec} · ${options.cwd}`;
   write(`${paint("2", `${intro} /help for commands, Ctrl+C to stop or leave.`)}\n`);
+  if (options.resumed) write(recapOf(options.resumed.messages));
   rl.prompt();
   return done;
 }
