@@ -10,21 +10,19 @@
  */
 
 import denoJson from "./deno.json" with { type: "json" };
-import { describeCapabilities } from "./lib/capabilities.ts";
-import { type CliArgs, parseCliArgs, UsageError } from "./lib/cli/args.ts";
+import { type CliArgs, outputOf, parseCliArgs, UsageError } from "./lib/cli/args.ts";
 import { type HeadlessIo, runHeadless } from "./lib/cli/headless.ts";
 import { DEFAULT_MODEL, prepare, type Prepared } from "./lib/cli/prepare.ts";
 import type { CliOutput } from "./lib/cli/render.ts";
-import { describeWithheld, type RunSetup, setupRun } from "./lib/cli/setup.ts";
-import { AgentError } from "./lib/errors.ts";
+import { AgentError, describeError } from "./lib/errors.ts";
 import type { RunStatus } from "./lib/events.ts";
-import { DEFAULT_MAX_TURNS } from "./lib/loop.ts";
 import { inputHistory } from "./lib/interactive/history.ts";
-import { PROVIDER_NAMES, readEnv } from "./lib/providers/resolve.ts";
+import { readStdin, STDIN_WAIT_MS } from "./lib/cli/stdin.ts";
+import { readEnv } from "./lib/providers/resolve.ts";
 
 export type { CliOutput, HeadlessIo };
 
-export { DEFAULT_MODEL };
+export { DEFAULT_MODEL, STDIN_WAIT_MS };
 
 /** The exit code for each way a run ends. */
 export const EXIT_CODES: Readonly<Record<RunStatus, number>> = {
@@ -36,8 +34,13 @@ export const EXIT_CODES: Readonly<Record<RunStatus, number>> = {
 
 /** What the CLI reads and writes; tests pass their own. */
 export interface CliIo extends HeadlessIo {
-  /** The piped standard input, or `undefined` when stdin is a terminal. */
-  readStdin(): Promise<string | undefined>;
+  /**
+   * The piped standard input, or `undefined` when stdin is a terminal. With `optional` (a prompt
+   * was given as an argument), only a pipe or a file is read, and a pipe that gives nothing for
+   * {@link STDIN_WAIT_MS} is left alone, so that a program that starts the agent without closing
+   * its stdin does not wait forever.
+   */
+  readStdin(options?: { optional?: boolean }): Promise<string | undefined>;
   /** Reads an environment variable. */
   env(name: string): string | undefined;
   /** Whether stdin is a terminal: no prompt then starts an interactive session. */
@@ -63,45 +66,78 @@ export interface CliIo extends HeadlessIo {
  * ```
  */
 export async function main(args: readonly string[], io: CliIo = denoIo()): Promise<number> {
-  let options: CliArgs;
-  let prepared: Prepared;
-  let prompt: string | undefined;
+  const started = performance.now();
   try {
-    options = parseCliArgs(args);
-    if (options.version) {
-      io.out(`agent ${denoJson.version}\n`);
-      return 0;
-    }
-    if (options.help) {
-      io.out(_help(await setupRun(options, io.env, io.interactive ? "interactive" : "headless")));
-      return 0;
-    }
-    // No prompt on a terminal: an interactive session; no prompt otherwise: read stdin.
-    const listing = options.listSessions || options.recall !== undefined ||
-      options.command === "serve";
-    const interactive = !options.prompt && io.interactive === true && !listing;
-    if (!interactive && !listing) {
-      prompt = options.prompt || (await io.readStdin())?.trim();
-      if (!prompt) {
-        throw new UsageError("no prompt. Pass one as an argument or on stdin; see --help.");
+    return await _main(args, io);
+  } catch (error) {
+    // The reader of stdout went away (`agent --help | head -1`): nothing more to say.
+    if (error instanceof Deno.errors.BrokenPipe) return 0;
+    const code = error instanceof UsageError ? 2 : 1;
+    // A program reading JSON gets one result that says what went wrong, whatever it was.
+    if (outputOf(args) !== "text") {
+      const failed = {
+        type: "result",
+        status: "error",
+        text: "",
+        turns: 0,
+        toolCalls: 0,
+        usage: { inputTokens: 0, outputTokens: 0 },
+        durationMs: Math.round(performance.now() - started),
+        error: describeError(error),
+      };
+      try {
+        io.out(`${JSON.stringify(failed)}\n`);
+      } catch {
+        // stdout is gone too: stderr says it.
       }
     }
-    prepared = await prepare(options, {
-      env: io.env,
-      warn: (text) => io.err(`agent: ${text}\n`),
-      log: (text) => io.err(`${text}\n`),
-      interactive,
-    });
-  } catch (error) {
     if (!(error instanceof AgentError)) throw error;
     io.err(`agent: ${error.message}\n`);
-    return error instanceof UsageError ? 2 : 1;
+    return code;
   }
+}
+
+async function _main(args: readonly string[], io: CliIo): Promise<number> {
+  const options = parseCliArgs(args);
+  if (options.version) {
+    io.out(`agent ${denoJson.version}\n`);
+    return 0;
+  }
+  if (options.help) {
+    const { helpText } = await import("./lib/cli/help.ts");
+    io.out(await helpText(options, io.env, io.interactive ? "interactive" : "headless"));
+    return 0;
+  }
+  // No prompt on a terminal: an interactive session (unless -p); no prompt otherwise: read stdin.
+  const listing = options.listSessions || options.recall !== undefined ||
+    options.command === "serve";
+  const interactive = !options.prompt && !options.print && io.interactive === true && !listing;
+  let prompt: string | undefined;
+  if (!interactive && !listing) prompt = await _prompt(options.prompt, io);
+  const prepared = await prepare(options, {
+    env: io.env,
+    warn: (text) => io.err(`agent: ${text}\n`),
+    log: (text) => io.err(`${text}\n`),
+    interactive,
+  });
   try {
     return await _dispatch(options, prepared, prompt, io);
   } finally {
     await prepared.close();
   }
+}
+
+/**
+ * The task of a headless run: the prompt argument, after what was piped to stdin (as context),
+ * or stdin alone.
+ */
+async function _prompt(argument: string, io: CliIo): Promise<string> {
+  const piped = (await io.readStdin(argument ? { optional: true } : {}))?.trim();
+  const prompt = argument && piped ? `${piped}\n\n${argument}` : argument || piped;
+  if (!prompt) {
+    throw new UsageError("no prompt: give one as an argument or on stdin (see --help)");
+  }
+  return prompt;
 }
 
 async function _dispatch(
@@ -171,83 +207,23 @@ async function _recall(prepared: Prepared, query: string, io: CliIo): Promise<nu
   return 0;
 }
 
-function _help(setup: RunSetup): string {
-  const offered = setup.tools.map((tool) => tool.name).join(", ") || "none";
-  const withheld = setup.withheld.length
-    ? `\n  not offered:  ${describeWithheld(setup.withheld)}`
-    : "";
-  return `${HELP}
-Here (${setup.cwd}), Deno grants:
-  ${describeCapabilities(setup.capabilities)}
-  tools offered: ${offered}${withheld}
-`;
-}
-
-const HELP = `agent ${denoJson.version}: an LLM agent for the terminal
-
-Usage:
-  agent [options] [prompt...]
-  agent serve [--port <n>] [--host <addr>] [--max-runs <n>] [options]
-  deno run -A jsr:@x/agent [options] [prompt...]
-
-A prompt runs one task and exits. Without one, on a terminal, an interactive session starts;
-otherwise the prompt is read from stdin. Sessions are saved under ~/.local/share/agent.
-
-Options:
-  -m, --model <provider/model>  the model (env AGENT_MODEL; default ${DEFAULT_MODEL})
-      --base-url <url>          the provider's API root (for openai/… it includes /v1)
-      --output <format>         text (default), json, or stream-json
-      --max-turns <n>           model calls allowed (0: no limit; default ${DEFAULT_MAX_TURNS})
-      --system-prompt <text>    replace the default system prompt
-      --append-system-prompt <text>
-                                add to the system prompt
-  -c, --continue                go on with the latest session of this directory
-  -r, --resume <id>             go on with a saved session (an id or its first characters)
-      --sessions                list this directory's saved sessions
-      --recall <query>          search this project's memory of earlier work, and exit
-      --no-memory               remember nothing and offer no memories
-      --no-session              save nothing
-      --allow <rule>            let matching calls through, e.g. "bash(git *)" (repeatable)
-      --ask <rule>              ask before matching calls (refused in headless runs)
-      --deny <rule>             refuse matching calls, e.g. "bash(rm *)", "write(secrets/**)"
-      --permission-mode <mode>  plan (look and propose), default, or accept-edits
-      --mcp-config <file>       MCP servers (also read: .mcp.json); repeatable
-      --sandbox <mode>          run shell commands in bubblewrap: auto (when installed;
-                                the default), required (refuse without it), or off
-      --tools <a,b>             offer only these tools
-      --cwd <dir>               the working directory
-      --add-dir <dir>           another directory files may be changed in (repeatable)
-      --thinking <tokens>       extended thinking budget (Anthropic models; 0: off)
-  -v, --verbose                 print each model request's size, timing and tokens
-      --port <n>                serve: the port (default 8787; 0 picks a free one)
-      --host <addr>             serve: the interface (default 127.0.0.1; others need
-                                AGENT_SERVE_TOKEN, the bearer token clients send)
-      --max-runs <n>            serve: runs going at once at most (default 16; then 429)
-  -h, --help                    show this help
-  -V, --version                 show the version
-
-Tools are offered when Deno grants what they need: read, ls, glob, grep need --allow-read;
-write, edit --allow-write; bash --allow-run; fetch and web_search --allow-net (web_search also
-TAVILY_API_KEY or BRAVE_API_KEY). So --allow-read=. with --allow-net=<provider host> makes a
-read-only agent.
-
-Providers: ${PROVIDER_NAMES.join(", ")}, and your own in ~/.config/agent/settings.json.
-Keys come from each provider's env var (OPENAI_API_KEY, ANTHROPIC_API_KEY, DEEPSEEK_API_KEY, …);
-local servers (ollama, lmstudio, vllm, llamacpp) need none.
-Exit codes: 0 success · 1 error · 2 usage error · 3 max turns reached · 130 interrupted.
-`;
-
 /** The CLI's input and output on the real process. */
 export function denoIo(): CliIo {
+  const err = (text: string) => _writeAll(Deno.stderr, text);
   return {
     out: (text) => _writeAll(Deno.stdout, text),
-    err: (text) => _writeAll(Deno.stderr, text),
-    async readStdin() {
-      if (Deno.stdin.isTerminal()) return undefined;
-      return await new Response(Deno.stdin.readable).text();
+    err: (text) => {
+      try {
+        err(text);
+      } catch (error) {
+        // Nobody reads stderr any more: what it would have said is lost, nothing else is.
+        if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
+      }
     },
+    readStdin: (options) => readStdin(options?.optional ?? false, err),
     env: readEnv,
     interactive: Deno.stdin.isTerminal(),
+    outIsTerminal: Deno.stdout.isTerminal(),
     color: Deno.stderr.isTerminal() && !readEnv("NO_COLOR"),
     onInterrupt(handler) {
       Deno.addSignalListener("SIGINT", handler);

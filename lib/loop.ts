@@ -100,10 +100,11 @@ async function* _run(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunRe
     turns: 0,
     toolCalls: 0,
     usage: emptyUsage(),
+    // Beside the tokens, when the model's prices are known.
+    ...(pricing ? { costUsd: 0 } : {}),
     durationMs: 0,
     sessionId,
   };
-  if (pricing) result.costUsd = 0;
   let nudges = 0;
 
   try {
@@ -224,7 +225,7 @@ async function* _run(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunRe
 
   result.text = _lastText(messages, options.messages?.length ?? 0);
   if (compactor.state) result.compaction = compactor.state;
-  result.durationMs = performance.now() - started;
+  result.durationMs = Math.round(performance.now() - started);
   const { messages: _, ...summary } = result;
   yield { type: "result", ...summary };
   return result;

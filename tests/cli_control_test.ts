@@ -193,7 +193,8 @@ Deno.test("cli hooks: exit 2 blocks with stderr shown to the model; JSON on stdo
 Deno.test("cli rules: a rule that does not parse is a usage error", async () => {
   const run = await runCli([], ["--deny", "bash(rm *"]);
   assert.equal(run.code, 2);
-  assert.match(run.stderr, /--deny: .*bash\(rm \*/);
+  assert.match(run.stderr, /^agent: Invalid permission rule "bash\(rm \*" \(--deny\): /m);
+  assert.equal(run.stderr.split("--deny").length, 2, "the flag is named once");
 });
 
 Deno.test("cli mcp: a project's .mcp.json server gives the agent its tools", async () => {

@@ -296,7 +296,7 @@ Deno.test("cli e2e: exit codes 0, 1, 2 and 3", async () => {
 
   const badFlag = await runCli(server, ["--no-such-flag", "x"]);
   assert.equal(badFlag.code, 2);
-  assert.match(badFlag.stderr, /Unknown option '--no-such-flag'/);
+  assert.match(badFlag.stderr, /Unknown option --no-such-flag \(see --help\)/);
   const badModel = await runCli(server, ["-m", "gpt-4", "x"]);
   assert.equal(badModel.code, 2);
   assert.match(badModel.stderr, /names no provider: write provider\/model/);

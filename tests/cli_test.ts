@@ -97,7 +97,19 @@ Deno.test("cli: reads the prompt from stdin when none is given", async () => {
 Deno.test("cli: usage errors exit 2 with a clear message", async () => {
   for (
     const [args, pattern] of [
-      [["--frobnicate", "x"], /Unknown option '--frobnicate'.*--help/],
+      [
+        ["--frobnicate", "x"],
+        /^agent: Unknown option --frobnicate \(see --help\); a prompt that starts with "-" goes after --, as in: agent -- "--frobnicate …"\n$/,
+      ],
+      [["--output"], /^agent: --output needs a value \(see --help\)\n$/],
+      [["-m"], /^agent: --model needs a value \(see --help\)\n$/],
+      [
+        ["--thinking", "-1", "x"],
+        /^agent: --thinking needs a value \(see --help\); for one that starts with "-", write --thinking=<value>\n$/,
+      ],
+      [["--sessions=yes"], /^agent: --sessions takes no value \(see --help\)\n$/],
+      [["-r", "", "x"], /^agent: --resume needs a session id/],
+      [["-r", " "], /^agent: --resume needs a session id/],
       [["--output", "yaml", "x"], /--output must be one of text, json, stream-json, got "yaml"/],
       [["--max-turns", "many", "x"], /--max-turns must be a whole number/],
       [["-m", "gpt-4", "x"], /Model "gpt-4" names no provider: write provider\/model/],

@@ -70,6 +70,8 @@ export interface CliArgs {
   help: boolean;
   /** Show the version. */
   version: boolean;
+  /** `-p, --print`: run one task headless, even with no prompt argument (then stdin is read). */
+  print: boolean;
   /** The prompt from the arguments (empty when none). */
   prompt: string;
 }
@@ -125,10 +127,11 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
         "max-runs": { type: "string" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "V" },
+        print: { type: "boolean", short: "p" },
       },
     });
   } catch (error) {
-    throw new UsageError(`${(error as Error).message}. Run with --help for the options.`);
+    throw new UsageError(_parseProblem((error as Error).message));
   }
   const { values, positionals } = parsed;
   const output = values.output ?? "text";
@@ -177,6 +180,9 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
   if (values.continue && values.resume !== undefined) {
     throw new UsageError("--continue and --resume both pick a session: give one of them");
   }
+  if (values.resume !== undefined && values.resume.trim() === "") {
+    throw new UsageError("--resume needs a session id, or its first characters (see --sessions)");
+  }
   return {
     model: values.model,
     thinking,
@@ -207,8 +213,44 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
     verbose: values.verbose ?? false,
     help: values.help ?? false,
     version: values.version ?? false,
+    print: values.print ?? false,
     prompt: command ? "" : positionals.join(" ").trim(),
   };
+}
+
+/**
+ * The `--output` format the arguments ask for, read without parsing them all: a run whose
+ * arguments are wrong still answers in the format asked for.
+ *
+ * @example
+ * ```ts
+ * import { outputOf } from "./args.ts";
+ * if (outputOf(["--bad", "--output=json"]) !== "json") throw new Error("unexpected");
+ * if (outputOf(["--output", "yaml"]) !== "text") throw new Error("unexpected");
+ * ```
+ */
+export function outputOf(args: readonly string[]): OutputFormat {
+  let found: string | undefined;
+  args.forEach((arg, i) => {
+    if (arg === "--output") found = args[i + 1];
+    else if (arg.startsWith("--output=")) found = arg.slice("--output=".length);
+  });
+  return OUTPUTS.includes(found as OutputFormat) ? found as OutputFormat : "text";
+}
+
+/** A problem `parseArgs` found, said in this CLI's words (its own are for programmers). */
+function _parseProblem(message: string): string {
+  const flag = message.match(/'(?:-\w, )?(--?[\w-]+)/)?.[1] ?? "an option";
+  if (/argument missing/.test(message)) return `${flag} needs a value (see --help)`;
+  if (/argument is ambiguous/.test(message)) {
+    return `${flag} needs a value (see --help); for one that starts with "-", write ${flag}=<value>`;
+  }
+  if (/does not take an argument/.test(message)) return `${flag} takes no value (see --help)`;
+  if (/Unknown option/.test(message)) {
+    return `Unknown option ${flag} (see --help); a prompt that starts with "-" goes after --, ` +
+      `as in: agent -- "${flag} …"`;
+  }
+  return `${message.replace(/\.$/, "")} (see --help)`;
 }
 
 function _whole(text: string | undefined, flag: string, min: number, max: number) {

@@ -35,7 +35,8 @@ export function rulesOf(options: CliArgs, settings: Settings): PermissionRule[] 
       try {
         rules.push(parseRule(text, kind, source));
       } catch (error) {
-        throw new UsageError(`${source}: ${(error as Error).message}`);
+        // The message names the rule and where it came from.
+        throw new UsageError((error as Error).message);
       }
     }
   };

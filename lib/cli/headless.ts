@@ -18,6 +18,11 @@ import { describeWithheld } from "./setup.ts";
 export interface HeadlessIo extends CliOutput {
   /** ANSI colours on stderr. */
   color: boolean;
+  /**
+   * Whether stdout is a terminal: then the answer streams there as it comes; otherwise the final
+   * answer is printed once, at the end, whatever retries happened on the way.
+   */
+  outIsTerminal?: boolean;
   /** Registers a Ctrl+C handler; returns a function that removes it. */
   onInterrupt(handler: () => void): () => void;
 }
@@ -60,7 +65,21 @@ export async function runHeadless(
     if (++interrupts > 1) Deno.exit(130);
     controller.abort();
   });
-  const render = options.output === "text" ? textRenderer(io, { color: io.color }) : undefined;
+  // A reader of stdout that goes away (`| head -1`) ends the run as Ctrl+C would, quietly.
+  let outClosed = false;
+  const out = (text: string) => {
+    if (outClosed) return;
+    try {
+      io.out(text);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
+      outClosed = true;
+      controller.abort();
+    }
+  };
+  const render = options.output === "text"
+    ? textRenderer({ out, err: io.err }, { color: io.color, stream: io.outIsTerminal ?? false })
+    : undefined;
   if (render && setup.withheld.length > 0) {
     io.err(`agent: not offered: ${describeWithheld(setup.withheld)}\n`);
   }
@@ -83,11 +102,13 @@ export async function runHeadless(
       const event = step.value;
       await talk.record(event);
       if (render) render(event);
-      else if (options.output === "stream-json") io.out(`${JSON.stringify(event)}\n`);
-      else if (event.type === "result") io.out(`${JSON.stringify(event)}\n`);
+      else if (options.output === "stream-json") out(`${JSON.stringify(event)}\n`);
+      else if (event.type === "result") out(`${JSON.stringify(event)}\n`);
       step = await events.next();
     }
-    if (render && talk.saved) io.err(`session ${talk.id.slice(0, 8)} (go on with: agent -c)\n`);
+    if (render && talk.saved) {
+      io.err(`session ${talk.id.slice(0, 8)} (go on with: ${prepared.command} -c)\n`);
+    }
     return step.value.status;
   } finally {
     removeInterrupt();

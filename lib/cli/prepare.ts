@@ -31,6 +31,7 @@ import type { Hooks } from "../hooks.ts";
 import type { PermissionMode } from "../permissions/policy.ts";
 import type { PermissionRule } from "../permissions/rules.ts";
 import { verboseModel } from "./verbose.ts";
+import { thisInvocation } from "./invocation.ts";
 
 /** The model used when neither `--model`, a resumed session, `AGENT_MODEL` nor the settings name one. */
 export const DEFAULT_MODEL = "openai/gpt-4.1-mini";
@@ -51,6 +52,8 @@ export interface CliEnvironment {
 export interface Prepared {
   /** The working directory. */
   cwd: string;
+  /** The command that started the agent, for hints ("go on with: <command> -c"). */
+  command: string;
   /** The merged settings. */
   settings: Settings;
   /** The model's name, `provider/model`. */
@@ -90,12 +93,13 @@ export interface Prepared {
 export async function prepare(options: CliArgs, environment: CliEnvironment): Promise<Prepared> {
   const { env, warn } = environment;
   const cwd = resolve(options.cwd ?? Deno.cwd());
+  const command = thisInvocation(Deno.cwd());
   const { settings, warnings } = await loadSettings({ cwd, env });
   for (const warning of warnings) warn(warning);
 
   const store = options.noSession
     ? undefined
-    : _store(env, warn, options.continue || !!options.resume);
+    : _store(env, warn, options.continue || !!options.resume, command);
   let resumed: LoadedSession | undefined;
   if (options.continue || options.resume) {
     if (!store) {
@@ -177,6 +181,7 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
     : undefined;
   return {
     cwd,
+    command,
     settings,
     modelSpec,
     model,
@@ -226,6 +231,7 @@ function _store(
   env: (name: string) => string | undefined,
   warn: (text: string) => void,
   needed: boolean,
+  command: string,
 ): SessionStore | undefined {
   const dir = defaultSessionsDir(env);
   if (!dir) {
@@ -242,6 +248,6 @@ function _store(
   return fileSessionStore({
     dir,
     redact: secretRedactor(secretsFromEnv(env)),
-    listHint: "List them with: agent --sessions",
+    listHint: `List them with: ${command} --sessions`,
   });
 }

@@ -19,6 +19,12 @@ export interface CliOutput {
 export interface TextRendererOptions {
   /** Use ANSI colours on stderr. */
   color: boolean;
+  /**
+   * Stream the answer to stdout as it comes (for a terminal; an attempt that fails and is tried
+   * again is marked as discarded). Otherwise (default) only the final answer is printed, once,
+   * when the run ends: what a program reading stdout gets never repeats itself.
+   */
+  stream?: boolean;
 }
 
 /**
@@ -28,7 +34,7 @@ export interface TextRendererOptions {
  * ```ts
  * import { textRenderer } from "./render.ts";
  * let out = "";
- * const render = textRenderer({ out: (t) => out += t, err: () => {} }, { color: false });
+ * const render = textRenderer({ out: (t) => out += t, err: () => {} }, { color: false, stream: true });
  * render({ type: "text_delta", text: "Hi" });
  * if (out !== "Hi") throw new Error("unexpected");
  * ```
@@ -40,7 +46,10 @@ export function textRenderer(
   const paint = (code: string, text: string) =>
     options.color ? `\x1b[${code}m${text}\x1b[0m` : text;
   const dim = (text: string) => paint("2", text);
+  const stream = options.stream ?? false;
   let atLineStart = true;
+  // Whether the model call going on has printed part of an answer.
+  let printed = false;
   const newline = () => {
     if (!atLineStart) io.out("\n");
     atLineStart = true;
@@ -48,9 +57,14 @@ export function textRenderer(
 
   return (event) => {
     switch (event.type) {
+      case "turn_start":
+        printed = false;
+        break;
       case "text_delta":
+        if (!stream || !event.text) break;
         io.out(event.text);
         atLineStart = event.text.endsWith("\n");
+        printed = true;
         break;
       case "tool_call":
         newline();
@@ -71,18 +85,26 @@ export function textRenderer(
         }
         break;
       }
-      case "retry":
+      case "retry": {
         newline();
+        // What the failed attempt streamed stays on the screen: say it does not count.
+        const discarded = printed ? paint("33", " (the answer above was cut off: discarded)") : "";
+        printed = false;
         io.err(
           `${paint("33", "↻")} retry ${event.attempt} in ${(event.delayMs / 1000).toFixed(1)} s: ` +
-            `${event.error}\n`,
+            `${event.error}${discarded}\n`,
         );
         break;
+      }
       case "notice":
         newline();
         io.err(`${paint("33", "!")} ${event.message}\n`);
         break;
       case "result": {
+        if (!stream && event.text) {
+          io.out(event.text);
+          atLineStart = event.text.endsWith("\n");
+        }
         newline();
         const cached = event.usage.cacheReadTokens
           ? ` (${event.usage.cacheReadTokens} cached)`

@@ -110,8 +110,10 @@ export function rootCause(error: Error): string {
 }
 
 /**
- * The error for a server that could not be reached. A refused connection is not retried:
- * nothing listens there, and waiting will not help; the address is probably wrong.
+ * The error for a server that could not be reached. Not retried when waiting cannot help: a
+ * refused connection (nothing listens there), a host name that does not resolve, a port that
+ * fetch never connects to. The address is probably wrong, and the message says what to check.
+ * A temporary failure of name resolution is retried.
  *
  * @example
  * ```ts
@@ -123,13 +125,29 @@ export function rootCause(error: Error): string {
  */
 export function unreachable(provider: string, baseURL: string, error: Error): ProviderError {
   const reason = rootCause(error);
-  const refused = /connection refused|ECONNREFUSED/i.test(reason);
-  const advice = refused ? ". Is the server running, and is the base URL right?" : "";
-  return new ProviderError(`Could not reach ${provider} at ${baseURL}: ${reason}${advice}`, {
-    retryable: !refused,
-    cause: error,
-  });
+  const advice = _UNREACHABLE.find(({ pattern }) => pattern.test(reason))?.advice;
+  return new ProviderError(
+    `Could not reach ${provider} at ${baseURL}: ${reason}${advice ? `. ${advice}` : ""}`,
+    { retryable: advice === undefined, cause: error },
+  );
 }
+
+/** Failures to connect that trying again does not mend, and what to check. */
+const _UNREACHABLE = [
+  {
+    pattern: /connection refused|ECONNREFUSED/i,
+    advice: "Is the server running, and is the base URL right?",
+  },
+  {
+    pattern:
+      /^(?!.*temporary failure)(?=.*(?:dns error|failed to lookup address|name or service not known|nodename nor servname|no address associated|ENOTFOUND)).*/is,
+    advice: "The host name does not resolve: is the base URL right, and is the network up?",
+  },
+  {
+    pattern: /port \d+ (?:is|are) blocked|bad port/i,
+    advice: "Fetch never connects to that port: serve the API on another one.",
+  },
+];
 
 /**
  * Whether reading a response body failed because the connection dropped (reset, closed early).
