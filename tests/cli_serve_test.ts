@@ -141,7 +141,8 @@ Deno.test("agent serve: Ctrl+C cancels the runs going, and their sessions stay",
     { text: "never" },
   ]);
   const dataDir = await Deno.makeTempDir({ prefix: "agent_serve_data_" });
-  await using served = await startServe(model, [], { dataDir });
+  await using served = await startServe(model, ["--max-runs", "1"], { dataDir });
+  assert.match(served.stderr(), /at most 1 run at once;/);
   const started = await post(`${served.url}/v1/runs`, { message: "Wait a while", stream: true });
   const reader = started.body!.pipeThrough(new TextDecoderStream()).getReader();
   let seen = "";
@@ -152,7 +153,7 @@ Deno.test("agent serve: Ctrl+C cancels the runs going, and their sessions stay",
   for (let step = await reader.read(); !step.done; step = await reader.read()) seen += step.value;
   assert.match(seen, /"type":"result"/);
   assert.match(seen, /"status":"aborted"/);
-  assert.match(served.stderr(), /cancelling 1 run/);
+  assert.match(served.stderr(), /cancelling 1 run\n/);
   const [session] = await sessionFiles(dataDir);
   assert.match(session, /Wait a while/);
   assert.match(session, /sleep 30/);

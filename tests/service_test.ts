@@ -631,6 +631,13 @@ Deno.test("service: a known path asked with a method it does not take answers 40
     assert.equal(unknown.headers.get("allow"), null);
     assert.equal((await unknown.json()).error.code, "not_found");
   }
+  // A malformed escape in the path is the client's error, said in the usual shape.
+  const malformed = await fetch(`${root}/v1/runs/%E0%A4%A`);
+  assert.equal(malformed.status, 400);
+  assert.deepEqual((await malformed.json()).error, {
+    code: "bad_request",
+    message: "The path /v1/runs/%E0%A4%A has a malformed %-escape",
+  });
 });
 
 Deno.test("service: a run that fails outside the loop says why, and the service goes on", async () => {

@@ -73,7 +73,7 @@ export async function runServe(
         io.err(
           `agent: serving ${prepared.modelSpec} on http://${shown}:${port} ` +
             `(${token ? "bearer token required" : "loopback only"}; ` +
-            `at most ${options.maxRuns ?? DEFAULT_MAX_RUNS} runs at once; ` +
+            `at most ${_runs(options.maxRuns ?? DEFAULT_MAX_RUNS)} at once; ` +
             `API: http://${shown}:${port}/openapi.json)\n` +
             `agent: tools: ${setup.tools.map((tool) => tool.name).join(", ") || "none"}` +
             (setup.withheld.length ? `; not offered: ${describeWithheld(setup.withheld)}` : "") +
@@ -102,9 +102,7 @@ export async function runServe(
     if (++interrupts > 1) Deno.exit(130);
     const { running } = handler.service.load();
     io.err(
-      `agent: stopping${
-        running ? `: cancelling ${running} ${running === 1 ? "run" : "runs"}` : ""
-      }\n`,
+      `agent: stopping${running ? `: cancelling ${_runs(running)}` : ""}\n`,
     );
     // Runs end (as aborted, their sessions saved), their streams close, then the server stops.
     handler.close().finally(() => server.shutdown());
@@ -115,4 +113,9 @@ export async function runServe(
     removeInterrupt();
   }
   return 0;
+}
+
+/** "1 run", "2 runs". */
+function _runs(count: number): string {
+  return `${count} ${count === 1 ? "run" : "runs"}`;
 }

@@ -77,14 +77,22 @@ export function createAgentHandler(options: AgentHandlerOptions): AgentHandler {
     if (base && pathname !== base && !pathname.startsWith(`${base}/`)) {
       return _error(new ServiceError("not_found", 404, `Nothing here: the service is at ${base}`));
     }
-    const path = pathname.slice(base.length).split("/").filter(Boolean).map(decodeURIComponent);
     try {
-      return await routeRequest(endpoints, request, path, base);
+      return await routeRequest(endpoints, request, _segments(pathname.slice(base.length)), base);
     } catch (error) {
       return _error(error);
     }
   };
   return Object.assign(handler, { service, close: () => service.close() });
+}
+
+/** The decoded segments of a path; a malformed escape (`%E0`) is the client's error. */
+function _segments(path: string): string[] {
+  try {
+    return path.split("/").filter(Boolean).map(decodeURIComponent);
+  } catch {
+    throw new ServiceError("bad_request", 400, `The path ${path} has a malformed %-escape`);
+  }
 }
 
 /** The error response for what a request failed with. */
