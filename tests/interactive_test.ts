@@ -694,7 +694,8 @@ Deno.test("interactive: streamed text wraps at word boundaries while it streams"
     const answer = lines.slice(0, lines.findIndex((line) => !line.startsWith("w")));
     assert.ok(answer.length > 1, "the answer took several lines");
     for (const line of answer) assert.ok(line.length <= 110, `fits the terminal: ${line}`);
-    assert.ok(text.startsWith(answer.join(" ").trimEnd()), `whole words:\n${answer.join("\n")}`);
+    const joined = answer.map((line) => line.trimEnd()).join(" ");
+    assert.ok(text.startsWith(joined), `whole words:\n${answer.join("\n")}`);
   };
   // While it streams.
   const streaming = await terminal.waitFor(/w50x/);

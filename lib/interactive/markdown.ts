@@ -1,12 +1,15 @@
 /**
- * Markdown for the terminal, as it streams: each piece of text is shown at once, and when its
- * line is complete the line is drawn again with its markdown rendered (headings, emphasis,
- * inline code, code blocks, lists, quotes, links).
+ * Markdown for the terminal, as it streams: each piece of text is shown at once, wrapped at
+ * word boundaries at the terminal's width, and when its line is complete the line is drawn again
+ * with its markdown rendered (headings, emphasis, inline code, code blocks, lists, quotes,
+ * links). The rows of a table are held until the table is complete, then drawn aligned.
  *
  * @module
  */
 
 import stringWidth from "string-width";
+import { isTableRow, renderTable } from "./table.ts";
+import { cells, wrapText } from "./wrap.ts";
 
 const ESC = "\x1b[";
 const RESET = `${ESC}0m`;
@@ -15,9 +18,9 @@ const RESET = `${ESC}0m`;
 export interface MarkdownStreamOptions {
   /** Writes to the terminal. */
   write(text: string): void;
-  /** Render styles with ANSI codes (off: the text is written as it comes). */
+  /** Render styles with ANSI codes (off: the text stays as written, only wrapped and aligned). */
   color: boolean;
-  /** The terminal's width in columns, to redraw wrapped lines (default 80). */
+  /** The terminal's width in columns (default 80). */
   columns?: () => number;
 }
 
@@ -36,49 +39,125 @@ export interface MarkdownStream {
  * ```ts
  * import { markdownStream } from "./markdown.ts";
  * let out = "";
- * const md = markdownStream({ write: (t) => out += t, color: false });
+ * const md = markdownStream({ write: (t) => out += t, color: false, columns: () => 13 });
  * md.write("# Ti");
- * md.write("tle\nSome **bold**");
+ * md.write("tle\nSome **bold** words");
  * md.end();
- * if (out !== "# Title\nSome **bold**\n") throw new Error(JSON.stringify(out));
+ * if (out !== "# Title\nSome **bold**\nwords\n") throw new Error(JSON.stringify(out));
  * ```
  */
 export function markdownStream(options: MarkdownStreamOptions): MarkdownStream {
-  const columns = options.columns ?? (() => 80);
-  let line = ""; // the current, unfinished line as written so far
+  const columns = () => Math.max(1, options.columns?.() ?? 80);
+  const write = options.write;
+  let line = ""; // the current line, as received
+  // "start": only spaces so far (held); "flow": shown as it comes; "table": a row, held.
+  let mode: "start" | "flow" | "table" = "start";
+  let shown = 0; // how much of `line` is on the screen
+  let rows = 1; // the screen rows it takes
+  let row = ""; // what is on the current screen row
+  let col = 0; // the columns it takes
+  let word = ""; // the word at the end of `row`
   let inFence = false;
+  const table: string[] = [];
 
-  const finish = (): void => {
-    if (options.color) {
-      // Go back over the raw line (it may have wrapped) and draw it rendered.
-      const rows = Math.max(1, Math.ceil(stringWidth(line) / Math.max(1, columns())));
-      const up = rows > 1 ? `${ESC}${rows - 1}A` : "";
-      const [rendered, fence] = renderLine(line, inFence);
-      inFence = fence;
-      options.write(`\r${up}${ESC}J${rendered}`);
+  const breakRow = () => {
+    write("\n");
+    rows++;
+    row = "";
+    col = 0;
+    word = "";
+  };
+  /** Writes text of the current line, breaking rows between words. */
+  const flow = (text: string) => {
+    const width = columns();
+    for (const [char, charWidth] of cells(text)) {
+      const blank = char === " " || char === "\t";
+      if (col + charWidth > width) {
+        const wordWidth = stringWidth(word);
+        if (!blank && word && wordWidth < col && wordWidth + charWidth <= width) {
+          // The word being written moves to the next row, whole.
+          write(`\r${ESC}K${row.slice(0, row.length - word.length)}\n${word}`);
+          rows++;
+          row = word;
+          col = wordWidth;
+        } else {
+          breakRow();
+          if (blank) continue;
+        }
+      }
+      const drawn = char === "\t" ? " ".repeat(charWidth) : char;
+      write(drawn);
+      row += drawn;
+      col += charWidth;
+      word = blank ? "" : word + drawn;
     }
-    options.write("\n");
+  };
+  const flushTable = () => {
+    const lines = table.splice(0);
+    const width = columns();
+    const style = options.color ? renderInline : undefined;
+    const drawn = renderTable(lines, { color: options.color, width, style });
+    if (drawn) return write(drawn.map((text) => `${text}\n`).join(""));
+    // Not a table after all: the lines as any other.
+    for (const held of lines) {
+      const text = options.color ? renderLine(held, false)[0] : held;
+      write(`${wrapText(text, width).join("\n")}\n`);
+    }
+  };
+  /** Takes what came of the current line: shown, or held. */
+  const advance = () => {
+    if (mode === "start") {
+      if (!/\S/.test(line)) return;
+      if (!inFence && isTableRow(line)) {
+        mode = "table";
+        return;
+      }
+      if (table.length) flushTable();
+      mode = "flow";
+    }
+    if (mode === "flow") {
+      flow(line.slice(shown));
+      shown = line.length;
+    }
+  };
+  /** The current line is complete. */
+  const complete = () => {
+    if (mode === "table") table.push(line);
+    else {
+      if (table.length) flushTable();
+      const [rendered, fence] = renderLine(line, inFence);
+      if (mode === "flow" && options.color) {
+        // Go back over the raw rows and draw the line rendered.
+        const up = rows > 1 ? `${ESC}${rows - 1}A` : "";
+        write(`\r${up}${ESC}J${wrapText(rendered, columns()).join("\n")}`);
+      }
+      inFence = fence;
+      write("\n");
+    }
     line = "";
+    mode = "start";
+    shown = 0;
+    rows = 1;
+    row = "";
+    col = 0;
+    word = "";
   };
 
   return {
     write(text) {
       let start = 0;
       for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", start)) {
-        const piece = text.slice(start, at);
-        options.write(piece);
-        line += piece;
-        finish();
+        line += text.slice(start, at);
+        advance();
+        complete();
         start = at + 1;
       }
-      const rest = text.slice(start);
-      if (rest) {
-        options.write(rest);
-        line += rest;
-      }
+      line += text.slice(start);
+      advance();
     },
     end() {
-      if (line) finish();
+      if (line) complete();
+      if (table.length) flushTable();
       inFence = false;
     },
   };
@@ -99,21 +178,32 @@ export function renderLine(line: string, inFence: boolean): [string, boolean] {
   if (/^\s*(```|~~~)/.test(line)) return [_style("2", line), !inFence];
   if (inFence) return [_style("36", line), true];
   const heading = /^(#{1,6})\s+(.*)$/.exec(line);
-  if (heading) return [_style("1;4", _inline(heading[2])), false];
+  if (heading) return [_style("1;4", renderInline(heading[2])), false];
   if (/^\s*([-*_])(\s*\1){2,}\s*$/.test(line)) return [_style("2", "─".repeat(40)), false];
   const quote = /^(\s*)>\s?(.*)$/.exec(line);
-  if (quote) return [`${quote[1]}${_style("2", "│")} ${_style("3", _inline(quote[2]))}`, false];
+  if (quote) {
+    return [`${quote[1]}${_style("2", "│")} ${_style("3", renderInline(quote[2]))}`, false];
+  }
   const bullet = /^(\s*)([-*+])\s+(.*)$/.exec(line);
-  if (bullet) return [`${bullet[1]}${_style("36", "•")} ${_inline(bullet[3])}`, false];
+  if (bullet) return [`${bullet[1]}${_style("36", "•")} ${renderInline(bullet[3])}`, false];
   const numbered = /^(\s*)(\d+[.)])\s+(.*)$/.exec(line);
   if (numbered) {
-    return [`${numbered[1]}${_style("36", numbered[2])} ${_inline(numbered[3])}`, false];
+    return [`${numbered[1]}${_style("36", numbered[2])} ${renderInline(numbered[3])}`, false];
   }
-  return [_inline(line), false];
+  return [renderInline(line), false];
 }
 
-/** Inline markdown: code spans first (their content is left alone), then emphasis and links. */
-function _inline(text: string): string {
+/**
+ * Inline markdown, styled: code spans first (their content is left alone), then emphasis and
+ * links.
+ *
+ * @example
+ * ```ts
+ * import { renderInline } from "./markdown.ts";
+ * if (renderInline("`a` *b*") !== "\x1b[36ma\x1b[0m \x1b[3mb\x1b[0m") throw new Error("unexpected");
+ * ```
+ */
+export function renderInline(text: string): string {
   return text.split(/(`[^`]+`)/).map((part, i) => {
     if (i % 2 === 1) return _style("36", part.slice(1, -1));
     return part
