@@ -52,8 +52,10 @@ export async function tempDir(prefix = "agent_cwd_"): Promise<string> {
 
 /** A terminal running one command, on a tmux server of its own. */
 export class Terminal implements AsyncDisposable {
-  /** The tmux server's socket name, and the session's. */
+  /** The tmux session's name. */
   readonly name = `agent-test-${crypto.randomUUID().slice(0, 8)}`;
+  /** The directory of the tmux server's socket, removed with the terminal. */
+  readonly #dir = Deno.makeTempDirSync({ prefix: "agent_tmux_" });
 
   /**
    * Starts `command` in `cwd` with exactly `env` as its environment. When the command ends, the
@@ -118,11 +120,12 @@ export class Terminal implements AsyncDisposable {
   /** Stops the tmux server, and with it the command. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.#tmux("kill-server").catch(() => {});
+    await Deno.remove(this.#dir, { recursive: true });
   }
 
   async #tmux(...args: string[]): Promise<string> {
     const output = await new Deno.Command("tmux", {
-      args: ["-L", this.name, "-f", "/dev/null", ...args],
+      args: ["-S", `${this.#dir}/socket`, "-f", "/dev/null", ...args],
       stdout: "piped",
       stderr: "piped",
     }).output();
