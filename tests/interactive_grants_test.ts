@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { startMockOpenAIServer } from "../testing.ts";
 import { detectSandbox } from "../lib/sandbox/detect.ts";
 import { childEnv, MOD, tempDir, Terminal } from "./terminal_support.ts";
+import { EVERYTHING_RUN } from "./mcp_support.ts";
 
 Deno.test("interactive: a command under a run prompt asks Deno once, and its output arrives", async () => {
   const cwd = await tempDir();
@@ -63,4 +64,42 @@ Deno.test("interactive: a command under a run prompt asks Deno once, and its out
   assert.doesNotMatch(screen, /Deno requests|Deno\.kill/);
   await terminal.keys("C-c");
   await terminal.waitFor(/\[exit 0\]/);
+});
+
+Deno.test("an MCP stdio server under partial run grants is closed without a Deno prompt", async () => {
+  const cwd = await tempDir();
+  // A program that starts the MCP reference server and closes it, as a session's end does.
+  const script = `${cwd}/close_mcp.ts`;
+  await Deno.writeTextFile(
+    script,
+    `import { connectMcpServers } from ${
+      JSON.stringify(new URL("../mod.ts", import.meta.url).href)
+    };
+const mcp = await connectMcpServers({ mcpServers: { everything: {
+  command: Deno.execPath(), args: ${JSON.stringify([...EVERYTHING_RUN, "stdio"])} } } });
+console.log("tools:", mcp.tools.length > 0);
+await mcp.close();
+console.log("closed");
+`,
+  );
+  // Deno may run deno and nothing else: Deno.kill, which needs all of run, would ask.
+  await using terminal = await Terminal.start(
+    [
+      Deno.execPath(),
+      "run",
+      "--allow-read",
+      "--allow-env",
+      "--allow-net",
+      "--allow-sys",
+      `--allow-run=${Deno.execPath()}`,
+      "--config",
+      new URL("../deno.json", import.meta.url).pathname,
+      script,
+    ],
+    await childEnv(),
+    cwd,
+  );
+  const screen = await terminal.waitFor(/closed\n|Deno requests|\[exit/, 60_000);
+  assert.match(screen, /tools: true\nclosed\n/);
+  assert.doesNotMatch(screen, /Deno requests|Deno\.kill/);
 });

@@ -263,8 +263,13 @@ async function _within(promise: Promise<unknown>, ms: number): Promise<boolean> 
   return settled;
 }
 
-/** Signals a process group; false when there is no such group (or no groups, on Windows). */
+/**
+ * Signals a process group; false when there is no such group (or no groups, on Windows), or
+ * when Deno does not already grant all of `run`, which `Deno.kill` needs: the server's own
+ * handle is signalled then, and Deno never asks for more than it asked to start the server.
+ */
 function _signalGroup(pid: number, signal: Deno.Signal): boolean {
+  if (Deno.permissions.querySync({ name: "run" }).state !== "granted") return false;
   try {
     Deno.kill(-pid, signal);
     return true;
