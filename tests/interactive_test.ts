@@ -6,92 +6,16 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { type MockReply, type MockServer, startMockOpenAIServer } from "../testing.ts";
+import { childEnv, MOD, Terminal } from "./terminal_support.ts";
 
-const MOD = fileURLToPath(new URL("../mod.ts", import.meta.url));
-
-/** A terminal running the CLI. */
-class Terminal implements AsyncDisposable {
-  readonly name = `agent-test-${crypto.randomUUID().slice(0, 8)}`;
-
-  static async start(
-    command: string[],
-    env: Record<string, string>,
-    cwd: string,
-  ): Promise<Terminal> {
-    const terminal = new Terminal();
-    const vars = Object.entries(env).flatMap(([key, value]) => ["-e", `${key}=${value}`]);
-    // The shell reports the exit code and keeps the pane open to read it.
-    const script = `${command.map(_quote).join(" ")}; echo "[exit $?]"; sleep 60`;
-    await _tmux(
-      "new-session",
-      "-d",
-      "-s",
-      terminal.name,
-      "-x",
-      "110",
-      "-y",
-      "40",
-      "-c",
-      cwd,
-      ...vars,
-      "sh",
-      "-c",
-      script,
-    );
-    return terminal;
-  }
-
-  async type(text: string): Promise<void> {
-    await _tmux("send-keys", "-t", this.name, "-l", text);
-  }
-
-  async keys(...keys: string[]): Promise<void> {
-    await _tmux("send-keys", "-t", this.name, ...keys);
-  }
-
-  async screen(): Promise<string> {
-    return await _tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", this.name);
-  }
-
-  /** Waits until the screen matches `pattern`, and gives the screen. */
-  async waitFor(pattern: RegExp, timeoutMs = 15_000): Promise<string> {
-    const until = Date.now() + timeoutMs;
-    let screen = "";
-    while (Date.now() < until) {
-      screen = await this.screen();
-      if (pattern.test(screen)) return screen;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error(`the screen never showed ${pattern}:\n${screen}`);
-  }
-
-  /** Waits until `pattern` shows `count` times on the screen. */
-  async waitForCount(pattern: RegExp, count: number): Promise<string> {
-    const global = new RegExp(pattern.source, `${pattern.flags.replace("g", "")}g`);
-    return await this.waitFor({
-      test: (screen: string) => (screen.match(global)?.length ?? 0) >= count,
-      toString: () => `${count} × ${pattern}`,
-    } as RegExp);
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await _tmux("kill-session", "-t", this.name).catch(() => {});
-  }
-}
-
-async function _tmux(...args: string[]): Promise<string> {
-  const output = await new Deno.Command("tmux", { args, stdout: "piped", stderr: "piped" })
-    .output();
-  if (!output.success) {
-    throw new Error(`tmux ${args[0]}: ${new TextDecoder().decode(output.stderr)}`);
-  }
-  return new TextDecoder().decode(output.stdout);
-}
-
-function _quote(arg: string): string {
-  return `'${arg.replaceAll("'", `'\\''`)}'`;
+/** Waits until `pattern` shows `count` times on the terminal's screen. */
+async function waitForCount(terminal: Terminal, pattern: RegExp, count: number): Promise<string> {
+  const global = new RegExp(pattern.source, `${pattern.flags.replace("g", "")}g`);
+  return await terminal.waitFor({
+    test: (screen: string) => (screen.match(global)?.length ?? 0) >= count,
+    toString: () => `${count} × ${pattern}`,
+  } as RegExp);
 }
 
 /** The system prompt of the run loop router's model call. */
@@ -113,40 +37,20 @@ function lastUser(server: MockServer, index: number): string {
   return messages.filter((m) => m.role === "user").at(-1)!.content;
 }
 
-/** Where Deno keeps its cache: the CLI under test compiles from it, whatever HOME is. */
-const DENO_DIR = Deno.env.get("DENO_DIR") ?? JSON.parse(
-  new TextDecoder().decode(
-    (await new Deno.Command(Deno.execPath(), { args: ["info", "--json"], stdout: "piped" })
-      .output()).stdout,
-  ),
-).denoDir as string;
-
-/** The environment of a CLI under test: its own data directory and HOME, the mock server. */
-async function environment(server: MockServer, data: string): Promise<Record<string, string>> {
-  const home = await Deno.makeTempDir({ prefix: "agent_home_" });
-  return {
-    OPENAI_API_KEY: "sk-test",
-    OPENAI_BASE_URL: server.url,
-    AGENT_DATA_DIR: data,
-    HOME: home,
-    XDG_CONFIG_HOME: join(home, ".config"),
-    XDG_DATA_HOME: join(home, ".local", "share"),
-    DENO_DIR,
-    TERM: "xterm-256color",
-  };
-}
-
+/** Starts the CLI in a terminal of its own, against the mock server, and waits for its prompt. */
 async function start(
   server: MockServer,
   cwd: string,
   options: { permissions?: string[]; data?: string; color?: boolean; args?: string[] } = {},
 ): Promise<Terminal> {
-  const data = options.data ?? await Deno.makeTempDir({ prefix: "agent_data_" });
-  // The terminal's environment comes from the tmux server: NO_COLOR is set or unset here.
-  const color = options.color ? ["env", "-u", "NO_COLOR"] : ["env", "NO_COLOR=1"];
+  const env = await childEnv({
+    OPENAI_API_KEY: "sk-test",
+    OPENAI_BASE_URL: server.url,
+    ...(options.data ? { AGENT_DATA_DIR: options.data } : {}),
+  });
+  if (options.color) delete env.NO_COLOR;
   const terminal = await Terminal.start(
     [
-      ...color,
       Deno.execPath(),
       "run",
       ...(options.permissions ?? ["-A"]),
@@ -155,7 +59,7 @@ async function start(
       "openai/test",
       ...(options.args ?? []),
     ],
-    await environment(server, data),
+    env,
     cwd,
   );
   // The first start compiles the CLI: give it time.
@@ -410,16 +314,16 @@ Deno.test("interactive: asks before commands (no, always), and /mode switches th
 
   await terminal.type("run echo hi");
   await terminal.keys("Enter");
-  await terminal.waitForCount(/Allow\? \[y\]es \/ \[n\]o \/ \[a\]lways › /, 2);
+  await waitForCount(terminal, /Allow\? \[y\]es \/ \[n\]o \/ \[a\]lways › /, 2);
   await terminal.type("a");
   await terminal.keys("Enter");
   await terminal.waitFor(/result: hi/);
   // "always": the same command goes through without a question now.
   await terminal.type("run echo hi");
   await terminal.keys("Enter");
-  const screen = await terminal.waitForCount(/result: hi/, 2);
+  const screen = await waitForCount(terminal, /result: hi/, 2);
   assert.equal(screen.match(/Allow\?/g)?.length, 2);
-  await terminal.waitForCount(/^› $/m, 1);
+  await waitForCount(terminal, /^› $/m, 1);
 
   await terminal.type("/mode plan");
   await terminal.keys("Enter");
@@ -512,7 +416,7 @@ Deno.test("interactive: text typed while the agent works stays editable, the cur
   // Edited like any input: Backspace takes the last character typed.
   await terminal.type("slow two");
   await terminal.keys("Enter");
-  await terminal.waitForCount(/step2 /, 2);
+  await waitForCount(terminal, /step2 /, 2);
   await terminal.type("abc");
   await terminal.waitFor(/out tokens[^\n]*\n› abc\s*$/);
   await terminal.keys("BSpace");
