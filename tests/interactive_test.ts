@@ -643,3 +643,36 @@ Deno.test("interactive: /resume hints /sessions, the command of the session", as
   await terminal.keys("C-c");
   await terminal.waitFor(/\[exit 0\]/);
 });
+
+Deno.test("interactive: text typed ahead stays out of the answer to a question, and comes back after", async () => {
+  const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_tty_" }));
+  await using server = startMockOpenAIServer({
+    replies: (body) => {
+      const messages = body.messages as Array<{ role: string; content: string }>;
+      const last = messages.at(-1)!;
+      if (last.role === "tool") return { text: `result: ${last.content.split("\n")[0]}` };
+      return {
+        text: Array.from({ length: 20 }, (_, i) => `step${i} `),
+        eventDelayMs: 50,
+        toolCalls: [{ name: "bash", arguments: { command: "touch typed.txt" } }],
+      };
+    },
+  });
+  await using terminal = await start(server, cwd);
+  await terminal.type("make the file");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/step2 /);
+  // "abc" and then "n": a "no", not "abcn" read as "always".
+  await terminal.type("abc");
+  await terminal.waitFor(/Allow\? \[y\]es \/ \[n\]o \/ \[a\]lways › $/m);
+  await terminal.type("n");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/result: Error: permission denied: the user said no/);
+  await assert.rejects(() => Deno.stat(join(cwd, "typed.txt")));
+  await terminal.waitFor(/out tokens[^\n]*\n› abc\s*$/);
+  // Ctrl+C drops it; on the empty prompt, Ctrl+C leaves.
+  await terminal.keys("C-c");
+  await terminal.waitFor(/› abc\^C\n› \s*$/);
+  await terminal.keys("C-c");
+  await terminal.waitFor(/\[exit 0\]/);
+});

@@ -138,6 +138,19 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     },
   });
 
+  /** Takes the text being typed off the prompt, unseen, and gives it. */
+  const takeLine = (): string => {
+    const text = rl.line;
+    if (text) {
+      const wasMuted = muted;
+      muted = true;
+      rl.write(null, { ctrl: true, name: "e" });
+      rl.write(null, { ctrl: true, name: "u" });
+      muted = wasMuted;
+    }
+    return text;
+  };
+
   // Questions to the user, one at a time; the next line typed is the answer.
   let question: ((line: string) => void) | undefined;
   let asking: Promise<unknown> = Promise.resolve();
@@ -149,12 +162,15 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
         write(
           `${paint("33", "?")} ${_describe(request)} (${why}). Allow? [y]es / [n]o / [a]lways › `,
         );
+        // Text typed ahead waits (unseen) for the prompt: the answer is only what is typed now.
+        const typed = takeLine();
         const wasPaused = cooked;
         if (wasPaused) rl.resume();
         muted = false;
         const answer = (line: string) => {
           request.signal.removeEventListener("abort", onAbort);
           muted = true;
+          if (typed) rl.write(typed);
           // The tool runs now: the spinner says so (unless Deno may ask in its turn).
           if (wasPaused) rl.pause();
           else view.resume();
@@ -380,6 +396,8 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
       return;
     }
     if (rl.line === "" && pending.length === 0) return rl.close();
+    // Ctrl+C drops what was being typed.
+    takeLine();
     pending = [];
     write("^C\n");
     rl.setPrompt(paint("36", "› "));
