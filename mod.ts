@@ -298,6 +298,7 @@ export {
 export {
   overflow,
   type Placement,
+  type RoutingSpend,
   type RunLoops,
   runLoops,
   type RunLoopsOptions,
