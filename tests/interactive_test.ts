@@ -391,6 +391,24 @@ Deno.test("interactive: one conversation makes no routing call; /cost counts eve
   }
 });
 
+Deno.test("interactive: the summary call of /compact is shown and counted in /cost", async () => {
+  const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_tty_" }));
+  await using server = echoServer();
+  await using terminal = await start(server, cwd);
+  await terminal.type("the colour is teal");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/ok: the colour is teal/);
+  await terminal.type("/compact");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/Compacted: \d+ → \d+ tokens\. The summary took 100 in \/ 7 out tokens\./);
+  await terminal.type("/cost");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/200 input and 14 output tokens/);
+  assert.equal(server.requests.length, 2);
+  await terminal.keys("C-c");
+  await terminal.waitFor(/\[exit 0\]/);
+});
+
 Deno.test("interactive: text typed while the agent works stays editable, the cursor at its end", async () => {
   const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_tty_" }));
   await using server = startMockOpenAIServer({

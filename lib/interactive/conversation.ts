@@ -30,6 +30,8 @@ export interface Conversation {
    * model call it reports (turns, and the routing of a message).
    */
   record(event: AgentEvent): Promise<void>;
+  /** Counts a model call made outside a run (the summary of `/compact`) in the totals. */
+  count(usage: Usage, costUsd?: number): void;
   /** Takes a run's outcome as the new state. */
   settle(result: RunResult): void;
   /** Records a switch of model. */
@@ -122,6 +124,10 @@ export function conversation(options: ConversationOptions): Conversation {
         addUsage(usage, event.usage!);
         if (event.costUsd !== undefined) costUsd = (costUsd ?? 0) + event.costUsd;
       }
+    },
+    count(more, cost) {
+      addUsage(usage, more);
+      if (cost !== undefined) costUsd = (costUsd ?? 0) + cost;
     },
     settle(result) {
       messages = result.messages;

@@ -144,7 +144,9 @@ export function markdownStream(options: MarkdownStreamOptions): MarkdownStream {
   };
 
   return {
-    write(text) {
+    write(piece) {
+      // Carriage returns would draw over the line: lines end at "\n" alone.
+      const text = piece.replaceAll("\r", "");
       let start = 0;
       for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", start)) {
         line += text.slice(start, at);

@@ -15,6 +15,7 @@ import { runInLoop } from "../runloop/run.ts";
 import type { CapabilityStates, WithheldTool } from "../capabilities.ts";
 import type { SandboxReport } from "../sandbox/policy.ts";
 import { compactConversation } from "../compaction.ts";
+import { costOf } from "../cost.ts";
 import type { Message } from "../messages.ts";
 import type { Model } from "../model.ts";
 import { type LoadedSession, SessionError, type SessionStore } from "../session/mod.ts";
@@ -319,7 +320,14 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
           signal: running.signal,
         });
         await talk.compacted(compacted.state, compacted.tokensBefore, compacted.tokensAfter);
-        write(`Compacted: ${compacted.tokensBefore} → ${compacted.tokensAfter} tokens.\n`);
+        // The summary is a model call like any other: counted, and said.
+        const { usage } = compacted;
+        const pricing = model.info?.pricing;
+        talk.count(usage, pricing ? costOf(usage, pricing) : undefined);
+        write(
+          `Compacted: ${compacted.tokensBefore} → ${compacted.tokensAfter} tokens. The summary ` +
+            `took ${usage.inputTokens} in / ${usage.outputTokens} out tokens.\n`,
+        );
       } finally {
         running = undefined;
       }
