@@ -132,7 +132,12 @@ Deno.test("interactive: streams answers, stops one with Ctrl+C, runs commands, a
   // Ctrl+C on an empty prompt leaves; the session is saved.
   await terminal.keys("C-c");
   const end = await terminal.waitFor(/\[exit 0\]/);
-  assert.match(end, /Session [0-9a-f]{8} saved\. Resume it with: agent -r [0-9a-f]{8}/);
+  // The hint names the command that started the session, which works when typed again.
+  assert.ok(
+    new RegExp(`Session [0-9a-f]{8} saved\\. Resume it with: deno run -A ${MOD} -r [0-9a-f]{8}`)
+      .test(end),
+    end,
+  );
 });
 
 Deno.test("interactive: Deno asks at a tool's first use, and typed-ahead input reaches the next turn", async () => {
@@ -641,6 +646,26 @@ Deno.test("interactive: /help puts a space between each command and what it does
   assert.match(
     screen,
     /\/mode \[plan\|default\|accept-edits\] +show or switch the permission mode/,
+  );
+  await terminal.keys("C-c");
+  await terminal.waitFor(/\[exit 0\]/);
+});
+
+Deno.test("interactive: an answer cut off and retried is marked as discarded", async () => {
+  const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_tty_" }));
+  await using server = startMockOpenAIServer({
+    replies: [
+      { text: ["Partial ", "answ", "er."], resetAfter: 2 },
+      { text: ["Whole ", "answer."] },
+    ],
+  });
+  await using terminal = await start(server, cwd);
+  await terminal.type("go");
+  await terminal.keys("Enter");
+  const screen = await terminal.waitFor(/Whole answer\.[\s\S]*out tokens/);
+  assert.match(
+    screen,
+    /Partial.*\n↻ .*\(retry 1 in .*\) the answer above was cut off: discarded\n/,
   );
   await terminal.keys("C-c");
   await terminal.waitFor(/\[exit 0\]/);

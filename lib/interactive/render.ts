@@ -52,11 +52,14 @@ export function runView(options: ScreenOptions): RunView {
   const markdown = markdownStream(options);
   const running = new Map<string, string>(); // tool call id → name, while it runs
   const endAnswer = () => markdown.end();
+  // Whether the model call going on has shown part of an answer.
+  let shown = false;
 
   return {
     show(event) {
       switch (event.type) {
         case "turn_start":
+          shown = false;
           spin.start("thinking");
           break;
         case "turn_end":
@@ -68,6 +71,7 @@ export function runView(options: ScreenOptions): RunView {
         case "text_delta":
           spin.stop();
           markdown.write(event.text);
+          shown ||= event.text.length > 0;
           break;
         case "tool_call":
           spin.stop();
@@ -102,8 +106,9 @@ export function runView(options: ScreenOptions): RunView {
           options.write(
             `${paint("33", "↻")} ${event.error} ${
               paint("2", `(retry ${event.attempt} in ${_duration(event.delayMs)})`)
-            }\n`,
+            }${shown ? paint("33", " the answer above was cut off: discarded") : ""}\n`,
           );
+          shown = false;
           break;
         case "run_loop_start":
           // Routing the message took a model call: it is paid for, so it is shown.

@@ -37,6 +37,8 @@ import { runView } from "./render.ts";
 export interface InteractiveOptions {
   /** The working directory. */
   cwd: string;
+  /** The command that started the agent, for the hint at the end (default `agent`). */
+  command?: string;
   /** The model and its name. */
   model: Model;
   /** The model's name, `provider/model`. */
@@ -421,7 +423,12 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     await talk.close();
     if (talk.saved) {
       const id = talk.id.slice(0, 8);
-      write(paint("2", `\nSession ${id} saved. Resume it with: agent -r ${id}\n`));
+      write(
+        paint(
+          "2",
+          `\nSession ${id} saved. Resume it with: ${options.command ?? "agent"} -r ${id}\n`,
+        ),
+      );
     }
     finish(0);
   });
