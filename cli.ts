@@ -36,9 +36,9 @@ export const EXIT_CODES: Readonly<Record<RunStatus, number>> = {
 export interface CliIo extends HeadlessIo {
   /**
    * The piped standard input, or `undefined` when stdin is a terminal. With `optional` (a prompt
-   * was given as an argument), only a pipe or a file is read, and a pipe that gives nothing for
-   * {@link STDIN_WAIT_MS} is left alone, so that a program that starts the agent without closing
-   * its stdin does not wait forever.
+   * was given as an argument), only a pipe, a socket or a file is read, and one that gives nothing
+   * for {@link STDIN_WAIT_MS} is left alone, so that a program that starts the agent without
+   * closing its stdin does not wait forever.
    */
   readStdin(options?: { optional?: boolean }): Promise<string | undefined>;
   /** Reads an environment variable. */
@@ -128,12 +128,14 @@ async function _main(args: readonly string[], io: CliIo): Promise<number> {
 }
 
 /**
- * The task of a headless run: the prompt argument, after what was piped to stdin (as context),
- * or stdin alone.
+ * The task of a headless run: the prompt argument, after what was piped to stdin (as context,
+ * in a `<stdin>` block that keeps it apart from what the user asked), or stdin alone.
  */
 async function _prompt(argument: string, io: CliIo): Promise<string> {
   const piped = (await io.readStdin(argument ? { optional: true } : {}))?.trim();
-  const prompt = argument && piped ? `${piped}\n\n${argument}` : argument || piped;
+  const prompt = argument && piped
+    ? `<stdin>\n${piped}\n</stdin>\n\n${argument}`
+    : argument || piped;
   if (!prompt) {
     throw new UsageError("no prompt: give one as an argument or on stdin (see --help)");
   }

@@ -223,13 +223,50 @@ Deno.test("cli output: stdin piped beside a prompt reaches the model first, then
     stdin: "--- a/x.ts\n+++ b/x.ts\n-old\n+new\n",
   });
   assert.equal(run.code, 0, run.stderr);
-  assert.equal(lastUser(server, 0), "--- a/x.ts\n+++ b/x.ts\n-old\n+new\n\nreview this diff");
+  assert.equal(
+    lastUser(server, 0),
+    "<stdin>\n--- a/x.ts\n+++ b/x.ts\n-old\n+new\n</stdin>\n\nreview this diff",
+  );
 
   // A caller that leaves stdin open and silent does not make the agent wait forever.
   const held = await runCli(["just the prompt"], { server, stdin: "held open" });
   assert.equal(held.code, 0, held.stderr);
   assert.equal(lastUser(server, 1), "just the prompt");
-  assert.match(held.stderr, /stdin is a pipe that gave nothing .*< \/dev\/null/);
+  assert.match(held.stderr, /stdin gave nothing in 2 s: .*< \/dev\/null/);
+
+  // A socket, as Node's child_process gives its children, is read too.
+  const script = join(await tempDir(), "spawn.mjs");
+  await Deno.writeTextFile(
+    script,
+    `import { spawn } from "node:child_process";
+const child = spawn(process.execPath, ["run", "-A", ${JSON.stringify(MOD)}, "-m", "openai/test",
+  "summarize"], { stdio: ["pipe", "inherit", "inherit"] });
+child.stdin.end("context from a socket");
+child.on("exit", (code) => process.exit(code ?? 1));
+`,
+  );
+  const spawned = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", script],
+    env: await childEnv({ OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: server.url }),
+    clearEnv: true,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(spawned.code, 0, new TextDecoder().decode(spawned.stderr));
+  assert.equal(lastUser(server, 2), "<stdin>\ncontext from a socket\n</stdin>\n\nsummarize");
+
+  // More than a model can read is refused, not read into memory without end.
+  const flood = await new Deno.Command("bash", {
+    args: ["-c", `yes | "$0" run -A "$1" -m openai/test hi`, Deno.execPath(), MOD],
+    env: await childEnv({ OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: server.url }),
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(flood.code, 2);
+  assert.match(new TextDecoder().decode(flood.stderr), /stdin gave more than 4 MiB/);
+  assert.equal(server.requests.length, 3, "nothing was sent");
 });
 
 Deno.test("cli output: a host name that does not resolve, or a blocked port, fails at once with a hint", async () => {
@@ -284,3 +321,34 @@ Deno.test("cli output: the README's synopsis lists every flag --help lists", asy
   const missing = flags.filter((flag) => !new RegExp(`${flag}\\b`).test(block));
   assert.deepEqual(missing, []);
 });
+
+Deno.test("cli output: a hint never names wider permissions than the run was given", async () => {
+  await using server = startMockOpenAIServer({ replies: () => ({ text: "ok" }) });
+  const env = await childEnv({ OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: server.url });
+  const cwd = await tempDir();
+  // Deno lets only a run granted everything read its own command line: this one is not.
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-net=127.0.0.1",
+      MOD,
+      "-m",
+      "openai/test",
+      "hi",
+    ],
+    env,
+    clearEnv: true,
+    cwd,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const stderr = new TextDecoder().decode(output.stderr);
+  assert.equal(output.code, 0, stderr);
+  assert.match(stderr, /session [0-9a-f]{8} \(go on with: the same command with -c\)\n/);
+  assert.doesNotMatch(stderr, / -A\b/);
+});
+

@@ -13,6 +13,7 @@ import type { CliArgs } from "./args.ts";
 import type { Prepared } from "./prepare.ts";
 import { type CliOutput, textRenderer } from "./render.ts";
 import { describeWithheld } from "./setup.ts";
+import { againWith } from "./invocation.ts";
 
 /** What a headless run writes to and listens on. */
 export interface HeadlessIo extends CliOutput {
@@ -107,7 +108,7 @@ export async function runHeadless(
       step = await events.next();
     }
     if (render && talk.saved) {
-      io.err(`session ${talk.id.slice(0, 8)} (go on with: ${prepared.command} -c)\n`);
+      io.err(`session ${talk.id.slice(0, 8)} (go on with: ${againWith(prepared.command, "-c")})\n`);
     }
     return step.value.status;
   } finally {

@@ -1,7 +1,10 @@
 /**
  * The command the user typed to start the agent, so that the hints it prints ("go on with: … -c")
  * are ones that work: `agent` when installed with `deno install` or compiled, `deno run -A mod.ts`
- * from a checkout, `deno run -A jsr:@x/agent` from JSR.
+ * from a checkout, `deno run -A jsr:@x/agent` from JSR, with the permission flags the user gave.
+ * When the command cannot be known (Deno lets only a run with every permission read its own
+ * command line), none is made up: a hint that widened the user's permissions would be worse than
+ * none.
  *
  * @module
  */
@@ -19,10 +22,13 @@ export interface InvocationFacts {
   cwd: string;
   /** The process's arguments as the system has them (`/proc/self/cmdline`), when readable. */
   cmdline?: readonly string[];
+  /** Whether Deno grants every permission, as `-A` does. */
+  everything?: boolean;
 }
 
 /**
- * The command that starts the agent as the user started it, without the arguments of this run.
+ * The command that starts the agent as the user started it, without the arguments of this run;
+ * `undefined` when it cannot be known.
  *
  * @example
  * ```ts
@@ -43,7 +49,7 @@ export interface InvocationFacts {
  * if (installed !== "agent") throw new Error(installed);
  * ```
  */
-export function invocation(facts: InvocationFacts): string {
+export function invocation(facts: InvocationFacts): string | undefined {
   const program = basename(facts.execPath);
   if (!/^deno(\.exe)?$/.test(program)) return program; // deno compile
   const main = facts.mainModule;
@@ -58,6 +64,8 @@ export function invocation(facts: InvocationFacts): string {
     if (installed) return installed;
     return ["deno", ...prefix.slice(1)].map(_quote).join(" ");
   }
+  // Without the command line, only a run granted everything is known to be `deno run -A`.
+  if (!facts.everything) return undefined;
   if (main.startsWith("file:")) {
     const path = relative(facts.cwd, fileURLToPath(main));
     return `deno run -A ${_quote(path.startsWith("..") ? fileURLToPath(main) : path)}`;
@@ -67,21 +75,46 @@ export function invocation(facts: InvocationFacts): string {
 }
 
 /**
- * {@link invocation} for this process, reading `/proc/self/cmdline` when Deno already grants it
- * (without asking).
+ * {@link invocation} for this process. Deno lets only a run granted everything read
+ * `/proc/self/cmdline`; it is read then, and never asked for.
  */
-export function thisInvocation(cwd: string): string {
+export function thisInvocation(cwd: string): string | undefined {
+  const everything = _PERMISSIONS.every((name) =>
+    Deno.permissions.querySync({ name }).state === "granted"
+  );
   let cmdline: string[] | undefined;
-  const proc = "/proc/self/cmdline";
-  try {
-    if (Deno.permissions.querySync({ name: "read", path: proc }).state === "granted") {
-      cmdline = Deno.readTextFileSync(proc).split("\0").slice(0, -1);
+  if (everything) {
+    try {
+      cmdline = Deno.readTextFileSync("/proc/self/cmdline").split("\0").slice(0, -1);
+    } catch {
+      // Not Linux: `deno run -A` is what was run, whatever the script was called.
     }
-  } catch {
-    // Not Linux, or not readable: the fallback is good enough.
   }
-  return invocation({ execPath: Deno.execPath(), mainModule: Deno.mainModule, cwd, cmdline });
+  return invocation({
+    execPath: Deno.execPath(),
+    mainModule: Deno.mainModule,
+    cwd,
+    cmdline,
+    everything,
+  });
 }
+
+/**
+ * A hint to run the agent again with `flag`, the way it was started ("agent -c"), or in words
+ * when that way is not known.
+ *
+ * @example
+ * ```ts
+ * import { againWith } from "./invocation.ts";
+ * if (againWith("agent", "-c") !== "agent -c") throw new Error("unexpected");
+ * if (againWith(undefined, "-c") !== "the same command with -c") throw new Error("unexpected");
+ * ```
+ */
+export function againWith(command: string | undefined, flag: string): string {
+  return command ? `${command} ${flag}` : `the same command with ${flag}`;
+}
+
+const _PERMISSIONS = ["read", "write", "net", "env", "run", "sys", "ffi"] as const;
 
 /** Whether a command-line word names the main module. */
 function _isMain(arg: string, main: string, cwd: string): boolean {

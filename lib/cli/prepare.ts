@@ -31,7 +31,7 @@ import type { Hooks } from "../hooks.ts";
 import type { PermissionMode } from "../permissions/policy.ts";
 import type { PermissionRule } from "../permissions/rules.ts";
 import { verboseModel } from "./verbose.ts";
-import { thisInvocation } from "./invocation.ts";
+import { againWith, thisInvocation } from "./invocation.ts";
 
 /** The model used when neither `--model`, a resumed session, `AGENT_MODEL` nor the settings name one. */
 export const DEFAULT_MODEL = "openai/gpt-4.1-mini";
@@ -52,8 +52,8 @@ export interface CliEnvironment {
 export interface Prepared {
   /** The working directory. */
   cwd: string;
-  /** The command that started the agent, for hints ("go on with: <command> -c"). */
-  command: string;
+  /** The command that started the agent, for hints ("go on with: <command> -c"), if known. */
+  command?: string;
   /** The merged settings. */
   settings: Settings;
   /** The model's name, `provider/model`. */
@@ -231,7 +231,7 @@ function _store(
   env: (name: string) => string | undefined,
   warn: (text: string) => void,
   needed: boolean,
-  command: string,
+  command: string | undefined,
 ): SessionStore | undefined {
   const dir = defaultSessionsDir(env);
   if (!dir) {
@@ -248,6 +248,6 @@ function _store(
   return fileSessionStore({
     dir,
     redact: secretRedactor(secretsFromEnv(env)),
-    listHint: `List them with: ${command} --sessions`,
+    listHint: `List them with: ${againWith(command, "--sessions")}`,
   });
 }
