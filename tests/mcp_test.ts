@@ -67,6 +67,15 @@ async function collect(
 }
 
 /** Whether a process still runs: it exists and is not a zombie waiting to be reaped. */
+/** Whether `pid` ends within a second. */
+async function gone(pid: number): Promise<boolean> {
+  for (let tries = 0; tries < 100; tries++) {
+    if (!alive(pid)) return true;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return false;
+}
+
 function alive(pid: number): boolean {
   try {
     Deno.kill(pid, "SIGCONT");
@@ -729,6 +738,8 @@ Deno.test("stdio servers inherit the locale, TLS, proxy and cache variables, nev
     OPENAI_API_KEY: "sk-secret",
     ANTHROPIC_API_KEY: "sk-ant-secret",
     GITHUB_TOKEN: "ghp-secret",
+    HTTP_PROXY: "http://alice:S3cret@proxy.corp.example:3128",
+    PIP_INDEX_URL: "https://__token__:pypi-secret@pypi.corp.example/simple",
   };
   await using mcp = await connect(STDIO, { env: (name) => vars[name] });
   assert.deepEqual(mcp.warnings, []);
@@ -747,9 +758,18 @@ Deno.test("stdio servers inherit the locale, TLS, proxy and cache variables, nev
   ) {
     assert.equal(env[name], vars[name], name);
   }
-  for (const name of ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GITHUB_TOKEN"]) {
+  for (
+    const name of [
+      "OPENAI_API_KEY",
+      "ANTHROPIC_API_KEY",
+      "GITHUB_TOKEN",
+      "HTTP_PROXY",
+      "PIP_INDEX_URL",
+    ]
+  ) {
     assert.equal(env[name], undefined, `${name} is not passed on`);
   }
+  assert.doesNotMatch(JSON.stringify(env), /secret|S3cret/);
 });
 
 Deno.test("close() ends every server process, grandchildren included; tools fail afterwards", async () => {
@@ -778,7 +798,8 @@ Deno.test("close() ends every server process, grandchildren included; tools fail
     assert.equal((await call(mcp, "mcp__wrapped__echo", { message: "w" })).output, "Echo: w");
 
     await mcp.close();
-    for (const pid of [...pids, grandchild]) assert.ok(!alive(pid), `process ${pid} is gone`);
+    // The group was signalled; its processes are gone once the kernel has delivered it.
+    for (const pid of [...pids, grandchild]) assert.ok(await gone(pid), `process ${pid} is gone`);
     assert.deepEqual(mcp.servers().map((status) => status.state), ["closed", "closed"]);
     const after = await call(mcp, "mcp__everything__echo", { message: "late" });
     assert.equal(after.isError, true);

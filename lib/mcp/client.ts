@@ -98,7 +98,8 @@ export const MCP_DEFAULTS = {
  * The variables stdio servers inherit, besides their own `env`: who and where the user is, the
  * locale, and what a server started by `npx`, `uvx` or `deno run` needs to download itself on a
  * machine behind a proxy or with its own certificate authorities (TLS, proxy, and the npm and
- * Deno caches). Never an API key: a server that needs one names it in its own `env`.
+ * Deno caches). Never an API key, nor a proxy or registry URL with a password in it: a server
+ * that needs one names it in its own `env` (`"HTTPS_PROXY": "${HTTPS_PROXY}"`).
  */
 export const MCP_INHERITED_ENV: readonly string[] = [
   "HOME",
@@ -143,6 +144,9 @@ export const MCP_INHERITED_ENV: readonly string[] = [
   "PIP_INDEX_URL",
 ];
 
+/** A URL with a user name or password in it (`http://alice:pw@proxy:3128`): a secret. */
+const _CREDENTIALS = /^[a-z][a-z0-9+.-]*:\/\/[^/?#\s]*@/i;
+
 /**
  * Starts every configured server in parallel and lists its tools. Each tool becomes an agent
  * tool named `mcp__<server>__<tool>` (other characters replaced by `_`, at most 64, unique), with
@@ -176,7 +180,8 @@ export async function connectMcpServers(
   const inherited: Record<string, string> = {};
   for (const name of MCP_INHERITED_ENV) {
     const value = env(name);
-    if (value !== undefined && !value.startsWith("()")) inherited[name] = value;
+    if (value === undefined || value.startsWith("()") || _CREDENTIALS.test(value)) continue;
+    inherited[name] = value;
   }
   const warn = options.onWarning ?? (() => {});
   const startupTimeoutMs = options.startupTimeoutMs ?? MCP_DEFAULTS.startupTimeoutMs;
