@@ -67,15 +67,6 @@ async function collect(
 }
 
 /** Whether a process still runs: it exists and is not a zombie waiting to be reaped. */
-/** Whether `pid` ends within a second. */
-async function gone(pid: number): Promise<boolean> {
-  for (let tries = 0; tries < 100; tries++) {
-    if (!alive(pid)) return true;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return false;
-}
-
 function alive(pid: number): boolean {
   try {
     Deno.kill(pid, "SIGCONT");
