@@ -225,3 +225,47 @@ Deno.test("createBashTool() passes extra environment variables", async () => {
   });
   assert.equal(result.output, "hello\n[exit code 0]");
 });
+
+Deno.test("bash under a grant of the shell alone: a timeout still ends the command when no process can start", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "bash_nofork_" }));
+  try {
+    // A shell of the test's own, granted by path; the command removes it, so that the shell the
+    // kill would start cannot start (as when the user's process limit is reached).
+    const shell = join(dir, "bash");
+    await Deno.copyFile(await Deno.realPath("/bin/bash"), shell);
+    await Deno.chmod(shell, 0o755);
+    const script = join(dir, "run.ts");
+    await Deno.writeTextFile(
+      script,
+      `import { createBashTool } from ${
+        JSON.stringify(new URL("../tools/bash.ts", import.meta.url).href)
+      };
+const tool = createBashTool({ shell: ${JSON.stringify(shell)}, killGraceMs: 200 });
+const result = await tool.execute({ command: "rm -f ${shell}; sleep 30", timeout: 1000 },
+  { cwd: ${JSON.stringify(dir)}, signal: new AbortController().signal, toolCallId: "t" });
+console.log(JSON.stringify(result));
+`,
+    );
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        `--allow-read`,
+        `--allow-write=${dir}`,
+        `--allow-env`,
+        `--allow-run=${shell}`,
+        "--config",
+        new URL("../deno.json", import.meta.url).pathname,
+        script,
+      ],
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stderr = new TextDecoder().decode(output.stderr);
+    assert.equal(output.code, 0, stderr);
+    const result = JSON.parse(new TextDecoder().decode(output.stdout));
+    assert.match(result.output, /\[killed: timed out after 1(\.0)? s\]/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

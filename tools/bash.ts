@@ -298,19 +298,25 @@ function _groupSignaller(child: Deno.ChildProcess, options: _RunOptions): _Signa
   if (granted({ name: "run" })) {
     return (signal) => Promise.resolve(_attempt(() => Deno.kill(-child.pid, signal)));
   }
+  const leader = (signal: Deno.Signal) => _attempt(() => child.kill(signal));
   if (granted({ name: "run", command: options.shell })) {
     return async (signal) => {
-      const { success } = await new Deno.Command(options.shell, {
-        args: ["-c", 'kill -s "$0" -- "-$1" 2>/dev/null', signal.slice(3), String(child.pid)],
-        clearEnv: true,
-        stdin: "null",
-        stdout: "null",
-        stderr: "null",
-      }).output().catch(() => ({ success: false }));
-      return success;
+      try {
+        const { success } = await new Deno.Command(options.shell, {
+          args: ["-c", 'kill -s "$0" -- "-$1" 2>/dev/null', signal.slice(3), String(child.pid)],
+          clearEnv: true,
+          stdin: "null",
+          stdout: "null",
+          stderr: "null",
+        }).output();
+        return success;
+      } catch {
+        // No process can start (the user's process limit is reached): the leader, at least.
+        return leader(signal);
+      }
     };
   }
-  return (signal) => Promise.resolve(_attempt(() => child.kill(signal)));
+  return (signal) => Promise.resolve(leader(signal));
 }
 
 /** SIGTERM to the group, then SIGKILL once the grace is over if anything may still be alive. */
