@@ -656,3 +656,36 @@ Deno.test("service: a run that fails outside the loop says why, and the service 
   assert.equal(next.run.status, "success");
   assert.equal(next.run.error, undefined);
 });
+
+Deno.test("service: a chunked body past the limit is refused as it arrives, not read to its end", async () => {
+  await using model = startMockOpenAIServer({ replies: [] as MockReply[] });
+  await using service = serve({ model: openaiModel(model), maxBodyBytes: 64 * 1024 });
+  // A body with no length that never ends: only counting it as it comes can refuse it.
+  const conn = await Deno.connect({
+    hostname: "127.0.0.1",
+    port: Number(new URL(service.url).port),
+  });
+  const encoder = new TextEncoder();
+  await conn.write(encoder.encode(
+    "POST /v1/runs HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n" +
+      "transfer-encoding: chunked\r\n\r\n",
+  ));
+  let answered = false;
+  let sent = 0;
+  const chunk = encoder.encode(`4000\r\n${" ".repeat(0x4000)}\r\n`);
+  const sending = (async () => {
+    while (!answered && sent < 64 * 1024 * 1024) {
+      await conn.write(chunk);
+      sent += 0x4000;
+    }
+  })().catch(() => {}); // the service may close the connection under the writes
+  const buffer = new Uint8Array(4096);
+  const read = await conn.read(buffer);
+  answered = true;
+  await sending;
+  conn.close();
+  const head = new TextDecoder().decode(buffer.subarray(0, read ?? 0));
+  assert.match(head, /^HTTP\/1\.1 413 /);
+  assert.match(head, /"too_large"/);
+  assert.ok(sent < 64 * 1024 * 1024, `${sent} bytes were sent before the refusal`);
+});

@@ -285,14 +285,17 @@ async function _body<T extends z.ZodType>(
   schema: T,
   maxBytes: number,
 ): Promise<z.infer<T>> {
-  const size = Number(request.headers.get("content-length") ?? 0);
-  if (size > maxBytes) {
-    throw new ServiceError("too_large", 413, `The body is over ${maxBytes} bytes`);
+  const tooLarge = () => new ServiceError("too_large", 413, `The body is over ${maxBytes} bytes`);
+  if (Number(request.headers.get("content-length") ?? 0) > maxBytes) throw tooLarge();
+  // Counted as it arrives: a chunked body declares no length.
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of request.body ?? []) {
+    size += chunk.length;
+    if (size > maxBytes) throw tooLarge(); // leaving the loop cancels the rest
+    chunks.push(chunk);
   }
-  const text = await request.text();
-  if (text.length > maxBytes) {
-    throw new ServiceError("too_large", 413, `The body is over ${maxBytes} bytes`);
-  }
+  const text = await new Blob(chunks as BlobPart[]).text();
   let json: unknown;
   try {
     json = JSON.parse(text);
