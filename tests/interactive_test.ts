@@ -7,7 +7,7 @@ import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type MockReply, type MockServer, startMockOpenAIServer } from "../testing.ts";
-import { childEnv, MOD, Terminal } from "./terminal_support.ts";
+import { childEnv, MOD, tempDir, Terminal } from "./terminal_support.ts";
 
 /** Waits until `pattern` shows `count` times on the terminal's screen. */
 async function waitForCount(terminal: Terminal, pattern: RegExp, count: number): Promise<string> {
@@ -322,7 +322,10 @@ Deno.test("interactive: asks before commands (no, always), and /mode switches th
   await waitForCount(terminal, /Allow\? \[y\]es \/ \[n\]o \/ \[a\]lways › /, 2);
   await terminal.type("a");
   await terminal.keys("Enter");
-  await terminal.waitFor(/result: hi/);
+  // What "always" allows from now on is said.
+  await terminal.waitFor(
+    /\(Always allowed from now on in this session: bash\(echo hi\)\)\n[\s\S]*result: hi/,
+  );
   // "always": the same command goes through without a question now.
   await terminal.type("run echo hi");
   await terminal.keys("Enter");
@@ -718,4 +721,83 @@ Deno.test("interactive: text typed ahead stays out of the answer to a question, 
   await terminal.waitFor(/› abc\^C\n› \s*$/);
   await terminal.keys("C-c");
   await terminal.waitFor(/\[exit 0\]/);
+});
+
+Deno.test("interactive: a line typed ahead while tools run is no answer to a question: it is queued", async () => {
+  const cwd = await tempDir();
+  const data = await tempDir("agent_data_");
+  await using server = startMockOpenAIServer({
+    replies: (body) => {
+      const messages = body.messages as Array<{ role: string; content: string }>;
+      const last = messages.at(-1)!;
+      if (last.role === "tool") return { text: "all done" };
+      if (last.content === "again") {
+        return { toolCalls: [{ name: "bash", arguments: { command: "touch PWNED" } }] };
+      }
+      if (last.content === "go") {
+        // More calls than run at once: the last one waits for a sleep to end, then asks.
+        const sleeps = Array.from({ length: 8 }, (_, i) => ({
+          name: "bash",
+          arguments: { command: `sleep 3.${i}` },
+        }));
+        return { toolCalls: [...sleeps, { name: "bash", arguments: { command: "touch PWNED" } }] };
+      }
+      return { text: `noted: ${last.content}` };
+    },
+  });
+  // Writing is at "prompt": Deno may ask while tools run, so the terminal is in normal mode.
+  await using terminal = await start(server, cwd, {
+    permissions: [
+      "--allow-read",
+      `--allow-write=${data}`,
+      "--allow-env",
+      "--allow-net=127.0.0.1",
+      "--allow-run",
+    ],
+    data,
+    args: ["--allow", "bash(sleep *)", "--sandbox", "off"],
+  });
+  await terminal.type("go");
+  await terminal.keys("Enter");
+  while (server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  // Typed while the sleeps run, before the question is asked.
+  await terminal.type("also update the docs");
+  await terminal.keys("Enter");
+  const question =
+    /\? run `touch PWNED` \("bash" changes things\)\. Allow\? \[y\]es \/ \[n\]o \/ \[a\]lways › /;
+  await terminal.waitFor(question);
+  await terminal.waitFor(/\(queued for the agent's next step: also update the docs\)/);
+  // The question is asked again; a word that is no answer does not answer it either.
+  await waitForCount(terminal, question, 2);
+  await terminal.type("yeah whatever");
+  await terminal.keys("Enter");
+  await waitForCount(terminal, question, 3);
+  await assert.rejects(() => Deno.stat(join(cwd, "PWNED")));
+  await terminal.type(" NO ");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/noted: yeah whatever/);
+  await assert.rejects(() => Deno.stat(join(cwd, "PWNED")));
+  const after = server.requests.at(-1)!.body.messages as Array<{ role: string; content: string }>;
+  assert.deepEqual(
+    after.filter((m) => m.role === "user").map((m) => m.content),
+    ["go", "also update the docs", "yeah whatever"],
+  );
+  assert.match(
+    after.find((m) => m.role === "tool" && /touch|denied/.test(m.content))?.content ?? "",
+    /permission denied: the user said no/,
+  );
+
+  // Ctrl+C at the question answers no, and stops the run; the session goes on.
+  await terminal.type("again");
+  await terminal.keys("Enter");
+  await waitForCount(terminal, question, 4);
+  await terminal.keys("C-c");
+  await terminal.waitFor(/✗ bash Error: permission denied: the user said no[^\n]*\ninterrupted\n/);
+  await assert.rejects(() => Deno.stat(join(cwd, "PWNED")));
+  // (The terminal's Ctrl+C also reached the shell running the test's command, which ends with
+  // the agent: the session is left as it is.)
+  await terminal.type("still here?");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/noted: still here\?/);
 });

@@ -27,9 +27,11 @@ import {
   permissionPolicy,
 } from "../permissions/policy.ts";
 import type { PermissionRule } from "../permissions/rules.ts";
+import { terminalText } from "../cli/terminal_text.ts";
 import { attachFiles, completePath } from "./attach.ts";
 import { commandNames, runCommand } from "./commands.ts";
 import { type Conversation, conversation } from "./conversation.ts";
+import { answerOf, describeAlways, describeCall } from "./question.ts";
 import { recap } from "./recap.ts";
 import { runView } from "./render.ts";
 
@@ -154,7 +156,32 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     return text;
   };
 
-  // Questions to the user, one at a time; the next line typed is the answer.
+  /**
+   * Input given while the agent works: a command runs when the agent is done, anything else
+   * goes to the agent's next step. Said at once; resolves once it is in the queue.
+   */
+  let queuing: Promise<void> = Promise.resolve();
+  const hold = (text: string): Promise<void> => {
+    options.remember?.(text);
+    view.stop();
+    if (text.startsWith("/")) {
+      // A command typed while the agent works runs when it is done, never reaches the model.
+      deferred.push(text);
+      write(paint("2", `(${text.split(" ")[0]} runs when the agent is done)\n`));
+      return queuing;
+    }
+    write(paint("2", `(queued for the agent's next step: ${terminalText(text)})\n`));
+    // In the order typed, each with the files it names.
+    queuing = queuing.then(async () => {
+      const attached = await attachFiles(text, options.cwd).catch(() => ({ text }));
+      queue.push({ role: "user", content: attached.text });
+    });
+    return queuing;
+  };
+
+  // Questions to the user, one at a time. Only y, yes, n, no, a or always answers: any other
+  // line (typed ahead while tools ran, or said instead of an answer) is held as input, and the
+  // question asked again.
   let question: ((line: string) => void) | undefined;
   let asking: Promise<unknown> = Promise.resolve();
   const ask = (request: PermissionRequest, why: string): Promise<PermissionAnswer> => {
@@ -162,31 +189,51 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
       new Promise<PermissionAnswer>((resolve) => {
         if (request.signal.aborted) return resolve("no");
         view.stop();
-        write(
-          `${paint("33", "?")} ${_describe(request)} (${why}). Allow? [y]es / [n]o / [a]lways › `,
-        );
+        const show = () =>
+          write(
+            `${paint("33", "?")} ${describeCall(request)} (${
+              terminalText(why)
+            }). Allow? [y]es / [n]o / [a]lways › `,
+          );
+        show();
         // Text typed ahead waits (unseen) for the prompt: the answer is only what is typed now.
         const typed = takeLine();
         const wasPaused = cooked;
         if (wasPaused) rl.resume();
-        muted = false;
-        const answer = (line: string) => {
+        // In normal mode the terminal itself shows what is typed.
+        muted = wasPaused;
+        let held: Promise<void> = queuing;
+        // Lines that come together (one paste, or lines typed ahead) are input, none an answer.
+        let together = false;
+        const settle = async (answer: PermissionAnswer) => {
+          question = undefined;
           request.signal.removeEventListener("abort", onAbort);
           muted = true;
+          await held;
+          // "always" adds rules for the rest of the session: say which.
+          if (answer === "always") write(paint("2", `(${await describeAlways(request)})\n`));
           if (typed) rl.write(typed);
           // The tool runs now: the spinner says so (unless Deno may ask in its turn).
           if (wasPaused) rl.pause();
           else view.resume();
-          const word = line.trim().toLowerCase();
-          resolve(word.startsWith("a") ? "always" : word.startsWith("y") ? "yes" : "no");
+          resolve(answer);
         };
         const onAbort = () => {
-          question = undefined;
           write("\n");
-          answer("n");
+          void settle("no");
         };
         request.signal.addEventListener("abort", onAbort, { once: true });
-        question = answer;
+        question = (line: string) => {
+          const answer = together ? undefined : answerOf(line);
+          if (answer) return void settle(answer);
+          if (line.trim()) {
+            const text = line.trim();
+            held = hold(text);
+            together = true;
+            setTimeout(() => together = false);
+          }
+          show();
+        };
       })
     );
     asking = next.catch(() => {});
@@ -218,6 +265,25 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     hooks: options.hooks,
   });
 
+  /**
+   * Puts the terminal in normal mode, input paused (the terminal itself keeps what is typed,
+   * for Deno's questions), or back. In normal mode Ctrl+C is a signal: it stops the run as it
+   * does at the prompt.
+   */
+  const cook = (on: boolean) => {
+    if (on === cooked) return;
+    cooked = on;
+    if (on) {
+      rl.pause();
+      process.stdin.setRawMode?.(false);
+      Deno.addSignalListener("SIGINT", interrupt);
+    } else {
+      Deno.removeSignalListener("SIGINT", interrupt);
+      process.stdin.setRawMode?.(true);
+      rl.resume();
+    }
+  };
+
   const run = async (text: string) => {
     const { text: content, files, problems } = await attachFiles(text, options.cwd);
     for (const problem of problems) write(paint("33", `not attached: ${problem}\n`));
@@ -248,17 +314,9 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
       let step = await events.next();
       while (!step.done) {
         const event = step.value;
-        if (event.type === "tool_call" && mayPrompt && !cooked) {
-          // Deno can only ask for a permission with the terminal in normal mode.
-          rl.pause();
-          process.stdin.setRawMode?.(false);
-          cooked = true;
-        }
-        if (event.type === "turn_end" && cooked) {
-          process.stdin.setRawMode?.(true);
-          rl.resume();
-          cooked = false;
-        }
+        // Deno can only ask for a permission with the terminal in normal mode.
+        if (event.type === "tool_call" && mayPrompt) cook(true);
+        if (event.type === "turn_end") cook(false);
         view.show(event);
         // Deno's permission prompt must not share its line with the spinner.
         if (cooked && event.type === "tool_call") view.stop();
@@ -267,10 +325,7 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
       }
       talk.settle(step.value);
     } finally {
-      if (cooked) {
-        process.stdin.setRawMode?.(true);
-        rl.resume();
-      }
+      cook(false);
       view.stop();
       running = undefined;
       muted = false;
@@ -357,18 +412,8 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     const text = pending.join("\n").trim();
     pending = [];
     if (!text) return rl.prompt();
+    if (running) return await hold(text);
     options.remember?.(text);
-    if (running && text.startsWith("/")) {
-      // A command typed while the agent works runs when it is done, never reaches the model.
-      deferred.push(text);
-      view.stop();
-      return write(paint("2", `(${text.split(" ")[0]} runs when the agent is done)\n`));
-    }
-    if (running) {
-      queue.push({ role: "user", content: (await attachFiles(text, options.cwd)).text });
-      view.stop();
-      return write(paint("2", `(queued for the agent's next step: ${text})\n`));
-    }
     try {
       if (!(await runCommand(text, context))) await run(text);
       for (let command = deferred.shift(); command; command = deferred.shift()) {
@@ -382,9 +427,7 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
   };
   rl.on("line", (line: string) => {
     if (question) {
-      const answer = question;
-      question = undefined;
-      return answer(line);
+      return question(line);
     }
     if (line.endsWith("\\")) {
       pending.push(line.slice(0, -1));
@@ -397,7 +440,8 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     pasteTimer = setTimeout(submit, 15);
   });
 
-  rl.on("SIGINT", () => {
+  /** Ctrl+C: stops the run (twice in a second: leaves), or drops what is typed, or leaves. */
+  function interrupt(): void {
     const now = Date.now();
     if (running) {
       if (now - lastInterrupt < 1_000) return rl.close();
@@ -412,10 +456,12 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     write("^C\n");
     rl.setPrompt(paint("36", "› "));
     rl.prompt();
-  });
+  }
+  rl.on("SIGINT", interrupt);
 
   rl.on("close", async () => {
     closed = true;
+    if (cooked) Deno.removeSignalListener("SIGINT", interrupt);
     running?.abort();
     view.stop();
     // The goal of this session is done: archive it in the project's memory.
@@ -442,15 +488,4 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
   if (options.resumed) write(recapOf(options.resumed.messages));
   rl.prompt();
   return done;
-}
-
-/** A tool call, as a person reads it in a question. */
-function _describe(request: PermissionRequest): string {
-  const input = request.call.input as Record<string, unknown>;
-  if (request.call.name === "bash" && typeof input?.command === "string") {
-    return `run \`${input.command}\``;
-  }
-  if (typeof input?.path === "string") return `${request.call.name} ${input.path}`;
-  const brief = JSON.stringify(input) ?? "";
-  return `${request.call.name} ${brief.length > 100 ? `${brief.slice(0, 99)}…` : brief}`;
 }
