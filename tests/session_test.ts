@@ -222,6 +222,15 @@ for (const { name, make } of STORES) {
     assert.deepEqual(await store.list("/p/none"), []);
   });
 
+  test("list() titles a session with what the user wrote, not the notes the program put first", async (store) => {
+    const memories = "[Memories from earlier work that may help]\n[abc#1 user 2025-01-01T00:00] x";
+    const seed = "[Memory of run loop 1a2b3c4d, completed ]\nGoal: old\n[End of memory.]";
+    await record(store, { cwd: "/p/notes" }, [user(seed), user(memories), user("Fix the build")]);
+    const [info] = await store.list("/p/notes");
+    assert.equal(info.title, "Fix the build");
+    assert.equal(info.messages, 3);
+  });
+
   test("ids resolve from a unique prefix; ambiguous and unknown ones are clear errors", async (store) => {
     for (const id of ["abc123", "abd456", "zz", "zz9"]) {
       await record(store, { id, cwd: "/w" }, [user(id)]);
@@ -386,6 +395,27 @@ Deno.test("fileSessionStore lists big sessions from their first and last KB, as 
     await Deno.writeTextFile(path, text.slice(0, -20));
     const [cut] = await store.list("/w");
     assert.deepEqual([cut.messages, cut.updated, cut.title], [40, at(39), info.title]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("fileSessionStore lists a big session by the user's words when memories fill its first KB", async () => {
+  const dir = await tempDir();
+  try {
+    const store = fileSessionStore({ dir, sync: true });
+    const memories = `[Memories from earlier work that may help]\n${
+      "[a#1 user] z\n".repeat(1_000)
+    }`;
+    const messages = [
+      user(memories),
+      user("Where is the staging database?"),
+      ...Array.from({ length: 20 }, (_, i) => user(`message ${i} ${"y".repeat(i * 100)}`)),
+    ];
+    await record(store, { cwd: "/w" }, messages);
+    const [info] = await store.list("/w");
+    assert.equal(info.title, "Where is the staging database?");
+    assert.equal(info.messages, messages.length);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

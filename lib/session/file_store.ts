@@ -18,7 +18,7 @@ import {
   SessionError,
   type SessionInfo,
   type SessionStore,
-  sessionTitle,
+  titleOf,
 } from "./store.ts";
 
 /** Options of {@link fileSessionStore}. */
@@ -187,19 +187,20 @@ async function _summary(path: string): Promise<_Summary> {
     const head = _decoder.decode(await _readAt(file, 0, HEAD_BYTES));
     const tail = infoFromTail(_decoder.decode(await _readAt(file, size - TAIL_BYTES, TAIL_BYTES)));
     const end = head.indexOf("\n");
-    if (tail && end > 0) {
+    const title = titleFromHead(head);
+    if (tail && end > 0 && title !== undefined) {
       const header = parseHeaderLine(head.slice(0, end), path);
       const { id, cwd, model, created } = header;
-      const info = { id, cwd, model, created, ...tail, title: titleFromHead(head), path };
+      const info = { id, cwd, model, created, ...tail, title, path };
       return { info, endsWithNewline: true };
     }
   }
-  // Small, or its end is not a complete entry (a crash, another writer): read it all.
+  // Small, its end not a complete entry (a crash, another writer), or its title past the first
+  // bytes (notes of the program before it): read it all.
   const text = _decoder.decode(await _readAt(file, 0, size));
   const { header, entries } = parseSessionText(text, path);
   const { id, cwd, model, created } = header;
   const loaded = replaySession(header, entries);
-  const first = loaded.messages.find((message) => message.role === "user");
   const info = {
     id,
     cwd,
@@ -207,7 +208,7 @@ async function _summary(path: string): Promise<_Summary> {
     created,
     updated: entries.at(-1)?.at || created,
     messages: loaded.messages.length,
-    title: first?.role === "user" ? sessionTitle(first.content) : "",
+    title: titleOf(loaded.messages),
     path,
   };
   return { info, endsWithNewline: text === "" || text.endsWith("\n") };

@@ -17,6 +17,7 @@
 import type { CompactionState } from "../context.ts";
 import type { Message } from "../messages.ts";
 import {
+  isProgramNote,
   SESSION_SCHEMA_VERSION,
   type SessionEntry,
   SessionError,
@@ -166,8 +167,9 @@ export function parseHeaderLine(line: string, file: string): SessionHeader {
 }
 
 /**
- * The title in the first bytes of a session file (which may end mid-line): the first user
- * message's first line, or "".
+ * The title in the first bytes of a session file (which may end mid-line): the first line of
+ * the first user message the user wrote (notes of the program passed over), or `undefined` when
+ * the first bytes end before it.
  *
  * @example
  * ```ts
@@ -176,24 +178,27 @@ export function parseHeaderLine(line: string, file: string): SessionHeader {
  * if (titleFromHead(head) !== "Fix th") throw new Error("unexpected");
  * ```
  */
-export function titleFromHead(head: string): string {
+export function titleFromHead(head: string): string | undefined {
   const lines = head.split("\n");
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i];
     if (i === lines.length - 1) {
-      return line.startsWith(_USER_LINE)
-        ? sessionTitle(_partialString(line.slice(_USER_LINE.length)))
-        : "";
+      if (!line.startsWith(_USER_LINE)) return undefined;
+      const text = _partialString(line.slice(_USER_LINE.length));
+      return isProgramNote(text) ? undefined : sessionTitle(text);
     }
     if (!line.startsWith('{"type":"message"')) continue;
     try {
       const entry = _entry(JSON.parse(line));
-      if (entry?.type === "message" && entry.message.role === "user") {
+      if (
+        entry?.type === "message" && entry.message.role === "user" &&
+        !isProgramNote(entry.message.content)
+      ) {
         return sessionTitle(entry.message.content);
       }
     } catch { /* a line cut by a crash: look further */ }
   }
-  return "";
+  return undefined;
 }
 
 /**

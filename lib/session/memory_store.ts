@@ -16,8 +16,8 @@ import {
   type SessionHeader,
   type SessionInfo,
   type SessionStore,
-  sessionTitle,
   type SessionWriter,
+  titleOf,
 } from "./store.ts";
 
 /**
@@ -62,7 +62,6 @@ export function memorySessionStore(): SessionStore {
       for (const { header, entries } of sessions.values()) {
         if (dir !== undefined && header.cwd !== dir) continue;
         const messages = entries.filter((entry) => entry.type === "message");
-        const first = messages.find((entry) => entry.message.role === "user")?.message;
         infos.push({
           id: header.id,
           cwd: header.cwd,
@@ -70,7 +69,7 @@ export function memorySessionStore(): SessionStore {
           created: header.created,
           updated: entries.at(-1)?.at ?? header.created,
           messages: messages.length,
-          title: first?.role === "user" ? sessionTitle(first.content) : "",
+          title: titleOf(messages.map((entry) => entry.message)),
         });
       }
       return infos.sort(compareSessions);

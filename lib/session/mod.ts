@@ -21,6 +21,7 @@
  */
 
 export {
+  isProgramNote,
   type LoadedSession,
   type NewSession,
   SESSION_SCHEMA_VERSION,
@@ -32,6 +33,7 @@ export {
   type SessionStore,
   sessionTitle,
   type SessionWriter,
+  titleOf,
 } from "./store.ts";
 export { memorySessionStore } from "./memory_store.ts";
 export {

@@ -12,6 +12,7 @@
 import { resolve } from "node:path";
 import type { CompactionState } from "../context.ts";
 import { AgentError } from "../errors.ts";
+import { NUDGE_MESSAGE } from "../loop_options.ts";
 import type { Message } from "../messages.ts";
 
 /** The version of the session format this library writes and reads. */
@@ -78,7 +79,10 @@ export interface SessionInfo {
   updated: string;
   /** How many messages the session holds. */
   messages: number;
-  /** The first user message: its first line, cut to about 80 characters ("" when none). */
+  /**
+   * The user's first message: its first line, cut to about 80 characters ("" when none). Notes
+   * the program added on the user's side ({@link isProgramNote}) are passed over.
+   */
   title: string;
 }
 
@@ -159,6 +163,50 @@ export class SessionError extends AgentError {
     super(message, options);
     this.reason = options.reason;
   }
+}
+
+/**
+ * How the notes the program adds on the user's side of a conversation begin: the memories
+ * offered at the start of a run, and a completed run loop the user goes back to.
+ */
+const _NOTE_STARTS = ["[Memories from earlier work", "[Memory of run loop "];
+
+/**
+ * Whether a user message's text is a note the program added (memories offered, a run loop
+ * recalled, the nudge to go on) rather than what the user said. A session's title is never one.
+ *
+ * @example
+ * ```ts
+ * import { isProgramNote } from "./store.ts";
+ * if (!isProgramNote("[Memories from earlier work that may help]\n…")) throw new Error("unexpected");
+ * if (isProgramNote("Fix the build")) throw new Error("unexpected");
+ * ```
+ */
+export function isProgramNote(text: string): boolean {
+  return text === NUDGE_MESSAGE || _NOTE_STARTS.some((start) => text.startsWith(start));
+}
+
+/**
+ * The title of a conversation: the first user message that the user wrote, by
+ * {@link sessionTitle}; "" when there is none.
+ *
+ * @example
+ * ```ts
+ * import { titleOf } from "./store.ts";
+ * const title = titleOf([
+ *   { role: "user", content: "[Memories from earlier work that may help]\n…" },
+ *   { role: "user", content: "Fix the build" },
+ * ]);
+ * if (title !== "Fix the build") throw new Error(title);
+ * ```
+ */
+export function titleOf(messages: readonly Message[]): string {
+  for (const message of messages) {
+    if (message.role === "user" && !isProgramNote(message.content)) {
+      return sessionTitle(message.content);
+    }
+  }
+  return "";
 }
 
 /**
