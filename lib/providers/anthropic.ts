@@ -192,6 +192,8 @@ function _providerError(
       provider,
       status: error.status,
       message: error.apiMessage ?? error.message,
+      // Without a JSON error, the SDK's message is the status and the body as it came.
+      body: error.apiMessage === null ? error.message : undefined,
       code: error.type ?? undefined,
       headers: error.headers,
       keyEnv: where.keyEnv,

@@ -1,7 +1,10 @@
 /**
  * Turns a provider's HTTP failure into the library's errors: rejected credentials are the
  * caller's to fix ({@link ConfigError}), an overflowing context is a
- * {@link ContextLengthError}, and rate limits, timeouts and server faults are retryable.
+ * {@link ContextLengthError}, and rate limits, timeouts and server faults are retryable, save
+ * those that waiting does not mend (501 Not Implemented, 505 HTTP Version Not Supported). A
+ * body that is not a JSON error, such as the web page of a server that is not the API, is said
+ * in one short line.
  *
  * @module
  */
@@ -17,6 +20,11 @@ export interface HttpFailure {
   status: number;
   /** The provider's message. */
   message: string;
+  /**
+   * The response body, when it was not a JSON error (a web page, plain text): the error says
+   * it in place of `message`, in short (a page's title or the first line of text).
+   */
+  body?: string;
   /** The provider's error code or type, if any. */
   code?: string;
   /** The response headers. */
@@ -59,18 +67,19 @@ export function isContextLengthMessage(message: string, code?: string): boolean 
  * ```
  */
 export function httpError(failure: HttpFailure): ConfigError | ProviderError {
-  const { provider, status, message, code, cause } = failure;
+  const { provider, status, code, cause } = failure;
+  const message = failure.body === undefined ? failure.message : _bodyLine(failure.body, status);
   if (status === 401 || status === 403) {
     const advice = failure.keyEnv ? `check ${failure.keyEnv}` : "check the API key";
     return new ConfigError(
-      `${provider} refused the request (${status}): ${message}. The key is wrong or lacks ` +
-        `access: ${advice}.`,
+      `${provider} refused the request (${status})${message ? `: ${message}` : ""}. The key is ` +
+        `wrong or lacks access: ${advice}.`,
       { cause },
     );
   }
   if (status === 404) {
     return new ConfigError(
-      `${provider} answered 404 (${message})${
+      `${provider} answered 404${message ? ` (${message})` : ""}${
         failure.model ? ` for model "${failure.model}"` : ""
       }: check the model name and the base URL.`,
       { cause },
@@ -84,12 +93,71 @@ export function httpError(failure: HttpFailure): ConfigError | ProviderError {
       { status, cause },
     );
   }
-  const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
-  return new ProviderError(`${provider} failed with ${status}: ${message}`, {
-    status,
-    retryable,
-    retryAfterMs: retryable ? parseRetryAfter(failure.headers) : undefined,
-    cause,
+  const retryable = status === 408 || status === 409 || status === 429 ||
+    (status >= 500 && !_FOR_GOOD.has(status));
+  const page = failure.body !== undefined && _HTML.test(failure.body);
+  return new ProviderError(
+    `${provider} failed with ${status}${message ? `: ${message}` : ""}` +
+      (page ? " (a web page, not the API's answer: check the base URL)" : ""),
+    {
+      status,
+      retryable,
+      retryAfterMs: retryable ? parseRetryAfter(failure.headers) : undefined,
+      cause,
+    },
+  );
+}
+
+/** Server faults that stay as they are however long one waits: Not Implemented, HTTP Version. */
+const _FOR_GOOD = new Set([501, 505]);
+
+/** How a web page begins. */
+const _HTML = /^\s*(?:\d{3}\s+)*(?:<!doctype html|<html[\s>]|<head[\s>]|<body[\s>])/i;
+
+/** The longest line a body is said in. */
+const _BODY_LINE_MAX = 200;
+
+/**
+ * A body that is not a JSON error, in one line: a page's title (else its first line of text), or
+ * the first line of other text, whitespace collapsed and cut to {@link _BODY_LINE_MAX}
+ * characters; the status left out where the SDK or the server put it first ("404 404 page not
+ * found"); "" for no body.
+ */
+function _bodyLine(body: string, status: number): string {
+  const repeated = new RegExp(`^(?:\\s*${status}\\b[\\s:-]*)+`);
+  let text = body.replace(repeated, "");
+  if (_HTML.test(text)) {
+    const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(text)?.[1] ?? "";
+    const shown = text.replace(/<(script|style|head)\b[\s\S]*?<\/\1\s*>/gi, "")
+      .replace(/<[^>]*>/g, "\n");
+    text = _entities(title.trim() ? title : shown);
+  }
+  const line = (text.split("\n").find((piece) => piece.trim()) ?? "").trim().replace(/\s+/g, " ")
+    .replace(repeated, "");
+  // The SDKs' words for an empty body.
+  if (line === "status code (no body)") return "";
+  const chars = Array.from(line);
+  return chars.length <= _BODY_LINE_MAX
+    ? line
+    : `${chars.slice(0, _BODY_LINE_MAX - 1).join("").trimEnd()}…`;
+}
+
+/** Text with the common HTML entities decoded. */
+function _entities(text: string): string {
+  const named: Record<string, string> = {
+    amp: "&",
+    lt: "<",
+    gt: ">",
+    quot: '"',
+    apos: "'",
+    nbsp: " ",
+  };
+  return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, name: string) => {
+    if (name[0] !== "#") return named[name.toLowerCase()] ?? whole;
+    const code = name[1] === "x" || name[1] === "X"
+      ? parseInt(name.slice(2), 16)
+      : Number(name.slice(1));
+    return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
   });
 }
 

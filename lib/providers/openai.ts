@@ -185,6 +185,8 @@ function _providerError(
       provider,
       status: error.status,
       message,
+      // Without a JSON error, the SDK's message is the status and the body as it came.
+      body: typeof body?.message === "string" ? undefined : error.message,
       code,
       headers: error.headers,
       keyEnv: where.keyEnv,
