@@ -8,7 +8,8 @@ import type { Model, ModelEvent, ModelRequest } from "../model.ts";
 
 /**
  * Wraps a model so that every call reports its request size, time to first event, total time
- * and tokens through `log`.
+ * and tokens through `log`. Everything else of the model is kept: its `info` (prices, context
+ * window) still prices the run and sizes compaction.
  *
  * @example
  * ```ts
@@ -23,15 +24,17 @@ import type { Model, ModelEvent, ModelRequest } from "../model.ts";
 export function verboseModel(model: Model, log: (line: string) => void): Model {
   let calls = 0;
   return {
+    ...model,
     provider: model.provider,
     id: model.id,
+    info: model.info,
     async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
       const call = ++calls;
       const bytes = JSON.stringify([request.system, request.messages, request.tools]).length;
       log(
-        `[request ${call}] ${model.provider}/${model.id}: ${request.messages.length} message` +
-          `${request.messages.length === 1 ? "" : "s"}, ` +
-          `${request.tools.length} tools, ${(bytes / 1024).toFixed(1)} KiB`,
+        `[request ${call}] ${model.provider}/${model.id}: ` +
+          `${_counted(request.messages.length, "message")}, ` +
+          `${_counted(request.tools.length, "tool")}, ${(bytes / 1024).toFixed(1)} KiB`,
       );
       const started = performance.now();
       let first: number | undefined;
@@ -55,4 +58,9 @@ export function verboseModel(model: Model, log: (line: string) => void): Model {
       }
     },
   };
+}
+
+/** `1 tool`, `2 tools`. */
+function _counted(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
