@@ -239,9 +239,14 @@ function _turnEnd(
   result: RunResult,
 ): AgentEvent {
   if (!pricing) return { type: "turn_end", turn, usage };
-  const costUsd = costOf(usage, pricing);
-  result.costUsd = (result.costUsd ?? 0) + costUsd;
+  const costUsd = _usd(costOf(usage, pricing));
+  result.costUsd = _usd((result.costUsd ?? 0) + costUsd);
   return { type: "turn_end", turn, usage, costUsd };
+}
+
+/** Dollars to a billionth, so that sums carry no float noise (0.0001468, not …0000002). */
+function _usd(amount: number): number {
+  return Math.round(amount * 1e9) / 1e9;
 }
 
 function* _push(messages: Message[], message: Message): Generator<AgentEvent> {

@@ -109,10 +109,10 @@ export function runLoops(options: RunLoopsOptions = {}): RunLoops {
   /** The router's spend on a message, in its event and owed by the run loop it chose. */
   const spend = (loop: RunLoop, usage: Usage | undefined) => {
     if (!usage) return {};
-    const costUsd = pricing ? costOf(usage, pricing) : undefined;
+    const costUsd = pricing ? _usd(costOf(usage, pricing)) : undefined;
     const owed = spends.get(loop.id) ?? { usage: emptyUsage() };
     addUsage(owed.usage, usage);
-    if (costUsd !== undefined) owed.costUsd = (owed.costUsd ?? 0) + costUsd;
+    if (costUsd !== undefined) owed.costUsd = _usd((owed.costUsd ?? 0) + costUsd);
     spends.set(loop.id, owed);
     return { usage, ...(costUsd === undefined ? {} : { costUsd }) };
   };
@@ -292,4 +292,9 @@ function _seed(old: RunLoop): Message {
       `[Memory of run loop ${old.id.slice(0, 8)}, ${old.status} ${old.completedAt ?? ""}]\n` +
       `Goal: ${old.goal}\n${steps}\n[End of memory. The user goes on from it.]`,
   };
+}
+
+/** Dollars to a billionth, so that sums carry no float noise. */
+function _usd(amount: number): number {
+  return Math.round(amount * 1e9) / 1e9;
 }

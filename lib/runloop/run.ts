@@ -129,7 +129,12 @@ function _withSpend<T extends { usage: Usage; costUsd?: number }>(
   // A cost left unknown by either leaves the sum unknown.
   const costUsd = result.costUsd === undefined || spent.costUsd === undefined
     ? undefined
-    : result.costUsd + spent.costUsd;
+    : _usd(result.costUsd + spent.costUsd);
   const { costUsd: _, ...rest } = result;
   return { ...rest, usage, ...(costUsd === undefined ? {} : { costUsd }) } as T;
+}
+
+/** Dollars to a billionth, so that sums carry no float noise (0.00021, not 0.00020999…). */
+function _usd(amount: number): number {
+  return Math.round(amount * 1e9) / 1e9;
 }
