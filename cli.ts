@@ -185,7 +185,8 @@ async function _listSessions(prepared: Prepared, io: CliIo): Promise<number> {
   if (sessions.length === 0) io.out(`No saved sessions in ${prepared.cwd}.\n`);
   for (const info of sessions) {
     io.out(
-      `${info.id}  ${info.updated.slice(0, 16).replace("T", " ")}  ${info.messages} messages  ` +
+      `${info.id}  ${info.updated.slice(0, 16).replace("T", " ")}  ${info.messages} message` +
+        `${info.messages === 1 ? "" : "s"}  ` +
         `${info.model}  ${info.title}\n`,
     );
   }

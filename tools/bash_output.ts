@@ -5,6 +5,8 @@
  * @module
  */
 
+import { counted } from "./counted.ts";
+
 /** What {@link _collect} gives. */
 export interface _Collector {
   /** Waits up to `drainMs` for the end of the output, then stops reading and gives the text. */
@@ -61,7 +63,7 @@ export function _collect(stream: ReadableStream<Uint8Array>, maxChars: number): 
       let skip = 0;
       while (skip < 3 && skip < kept.length && (kept[skip] & 0xc0) === 0x80) skip++;
       const end = new TextDecoder().decode(kept.subarray(skip));
-      return `${start}\n\n[… ${cut + skip} bytes of output cut …]\n\n${end}`;
+      return `${start}\n\n[… ${counted(cut + skip, "byte")} of output cut …]\n\n${end}`;
     },
   };
 }

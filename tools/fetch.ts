@@ -8,6 +8,7 @@
 import { z } from "zod";
 import { defineTool, type Tool, type ToolOutput } from "../lib/tool.ts";
 import { truncateOutput } from "../lib/tool_runner.ts";
+import { counted } from "./counted.ts";
 import { htmlToMarkdown, htmlToText } from "./html.ts";
 
 /** Options of {@link createFetchTool}. */
@@ -292,5 +293,5 @@ async function _render(text: string, type: string): Promise<{ text: string; titl
 function _size(bytes: number): string {
   if (bytes >= 1_000_000) return `${+(bytes / 1_000_000).toFixed(1)} MB`;
   if (bytes >= 1_000) return `${+(bytes / 1_000).toFixed(1)} kB`;
-  return `${bytes} bytes`;
+  return counted(bytes, "byte");
 }

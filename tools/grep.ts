@@ -15,6 +15,7 @@ import { defineTool, type Tool } from "../lib/tool.ts";
 import { denoFs, isNotFound, type ToolFs } from "./fs.ts";
 import { realPathOf } from "./paths.ts";
 import { loadPicomatch } from "./glob_match.ts";
+import { counted } from "./counted.ts";
 import { format, matchLines } from "./grep_lines.ts";
 import { displayPrefix, joinDisplay, walk } from "./walk.ts";
 
@@ -103,7 +104,7 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool<GrepInput> {
   const { fs = denoFs, maxFileSize = 20 * 1024 * 1024, concurrency = 16 } = options;
   const maxMb = maxFileSize >= 1024 * 1024
     ? `${Math.round(maxFileSize / 1024 / 1024)} MB`
-    : `${maxFileSize} bytes`;
+    : counted(maxFileSize, "byte");
   return defineTool({
     name: "grep",
     description: _DESCRIPTION.replace("20 MB", maxMb),
@@ -175,21 +176,21 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool<GrepInput> {
 
       const total = mode === "content" ? matches : files;
       if (total > shown) {
-        const more = _plural(total - shown, mode === "content" ? "more match" : "more file");
+        const more = counted(total - shown, mode === "content" ? "more match" : "more file");
         out.push(`… ${more}; narrow the pattern or raise limit`);
       }
       if (large.length) {
         const some = large.slice(0, 5).join(", ") + (large.length > 5 ? ", …" : "");
-        out.push(`(${_plural(large.length, "file")} over ${maxMb} not searched: ${some})`);
+        out.push(`(${counted(large.length, "file")} over ${maxMb} not searched: ${some})`);
       }
-      if (unreadable) out.push(`(${_plural(unreadable, "file")} could not be read)`);
+      if (unreadable) out.push(`(${counted(unreadable, "file")} could not be read)`);
       if (!files) {
         const where = prefix ? `"${prefix}"` : "the working directory";
         out.unshift(`No matches for /${input.pattern}/ in ${where}.`);
       }
       return {
         output: out.join("\n"),
-        display: `${_plural(matches, "matching line")} in ${_plural(files, "file")}`,
+        display: `${counted(matches, "matching line")} in ${counted(files, "file")}`,
         metadata: { matches, files, skippedLarge: large.length, unreadable },
       };
     },
@@ -234,10 +235,6 @@ async function _globMatcher(glob: string): Promise<(path: string) => boolean> {
   const match = (await loadPicomatch())(pattern, { dot: true });
   if (pattern.includes("/")) return match;
   return (path) => match(path.slice(path.lastIndexOf("/") + 1));
-}
-
-function _plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? "" : noun.endsWith("h") ? "es" : "s"}`;
 }
 
 /**

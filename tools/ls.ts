@@ -8,6 +8,7 @@
 import { join, relative } from "node:path";
 import { z } from "zod";
 import { defineTool, type Tool } from "../lib/tool.ts";
+import { counted } from "./counted.ts";
 import { denoFs, isNotFound, type ToolDirEntry, type ToolFs } from "./fs.ts";
 import { isInside, realPathOf } from "./paths.ts";
 
@@ -101,13 +102,14 @@ export function createLsTool(options: LsToolOptions = {}): Tool<LsInput> {
       const lines = entries.slice(0, limit).map((entry) => entry.line);
       if (entries.length > limit) {
         lines.push(
-          `… ${entries.length - limit} more entries (${entries.length} in all); ` +
+          `… ${counted(entries.length - limit, "more entry", "more entries")} ` +
+            `(${entries.length} in all); ` +
             "use glob to find specific files",
         );
       }
       return {
         output: lines.join("\n"),
-        display: `${entries.length} entr${entries.length === 1 ? "y" : "ies"}`,
+        display: counted(entries.length, "entry", "entries"),
         metadata: { entries: entries.length },
       };
     },

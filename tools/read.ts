@@ -7,6 +7,7 @@
 
 import { z } from "zod";
 import { defineTool, type Tool } from "../lib/tool.ts";
+import { counted } from "./counted.ts";
 import { denoFs, type ToolFs } from "./fs.ts";
 import { realPathOf } from "./paths.ts";
 
@@ -87,7 +88,9 @@ export function createReadTool(options: ReadToolOptions = {}): Tool<ReadInput> {
       const lines = text.split(/\r?\n/);
       if (lines.at(-1) === "") lines.pop(); // the final newline ends the last line
       if (offset > lines.length) {
-        throw new Error(`${path} has ${lines.length} lines; offset ${offset} is past the end`);
+        throw new Error(
+          `${path} has ${counted(lines.length, "line")}; offset ${offset} is past the end`,
+        );
       }
       const end = Math.min(lines.length, offset - 1 + limit);
       const width = Math.max(6, String(end).length);
@@ -100,14 +103,16 @@ export function createReadTool(options: ReadToolOptions = {}): Tool<ReadInput> {
       }
       if (end < lines.length || offset > 1) {
         shown.push(
-          `\n(${path} has ${lines.length} lines; shown ${offset}-${end}${
+          `\n(${path} has ${counted(lines.length, "line")}; shown ${offset}-${end}${
             end < lines.length ? `; continue with offset=${end + 1}` : ""
           })`,
         );
       }
       return {
         output: shown.join("\n"),
-        display: `${path} (${end - offset + 1} of ${lines.length} lines)`,
+        display: end - offset + 1 === lines.length
+          ? `${path} (${counted(lines.length, "line")})`
+          : `${path} (${end - offset + 1} of ${counted(lines.length, "line")})`,
         metadata: { path: real, lines: lines.length, from: offset, to: end },
       };
     },

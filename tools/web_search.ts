@@ -7,6 +7,7 @@
 
 import { z } from "zod";
 import { defineTool, type Tool } from "../lib/tool.ts";
+import { counted } from "./counted.ts";
 import { htmlToText } from "./html.ts";
 
 /** The search APIs the tool speaks. */
@@ -136,9 +137,7 @@ export function createWebSearchTool(options: WebSearchToolOptions): Tool<WebSear
         output: results.length
           ? `${answer}${lines.join("\n\n")}`
           : `${answer}No results for "${query}". Try other words.`,
-        display: `Searched "${query}": ${results.length} result${
-          results.length === 1 ? "" : "s"
-        } (${provider.name})`,
+        display: `Searched "${query}": ${counted(results.length, "result")} (${provider.name})`,
         metadata: {
           provider: options.provider,
           results: results.map(({ title, url }) => ({ title, url })),

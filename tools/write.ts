@@ -8,6 +8,7 @@
 import { dirname } from "node:path";
 import { z } from "zod";
 import { defineTool, type Tool } from "../lib/tool.ts";
+import { counted } from "./counted.ts";
 import { denoFs, isNotFound, type ToolFs } from "./fs.ts";
 import { resolveInRoots } from "./paths.ts";
 
@@ -71,9 +72,9 @@ export function createWriteTool(options: WriteToolOptions = {}): Tool<WriteInput
       const lines = content === ""
         ? 0
         : content.split("\n").length - (content.endsWith("\n") ? 1 : 0);
-      const summary = `${
-        existed ? "Replaced" : "Created"
-      } ${path} (${lines} lines, ${bytes.length} bytes)`;
+      const summary = `${existed ? "Replaced" : "Created"} ${path} (${counted(lines, "line")}, ${
+        counted(bytes.length, "byte")
+      })`;
       return {
         output: summary,
         display: summary,
