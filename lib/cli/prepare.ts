@@ -227,6 +227,15 @@ function _sandbox(
   });
 }
 
+/** Whether Deno lets the program read env var `name` (asked without prompting). */
+function _envGranted(name: string): boolean {
+  try {
+    return Deno.permissions.querySync({ name: "env", variable: name }).state === "granted";
+  } catch {
+    return false;
+  }
+}
+
 function _store(
   env: (name: string) => string | undefined,
   warn: (text: string) => void,
@@ -235,8 +244,20 @@ function _store(
 ): SessionStore | undefined {
   const dir = defaultSessionsDir(env);
   if (!dir) {
-    if (needed) throw new ConfigError("No data directory for sessions: set HOME or AGENT_DATA_DIR");
-    warn("sessions are not saved: no data directory (set HOME or AGENT_DATA_DIR)");
+    // HOME may well be set, only not readable: Deno then gives nothing for it.
+    const ungranted = "Deno does not grant reading HOME: add --allow-env=HOME (or --allow-env), " +
+      "or set AGENT_DATA_DIR and grant it (--allow-env=AGENT_DATA_DIR)";
+    const granted = _envGranted("HOME");
+    if (needed) {
+      throw new ConfigError(
+        `No data directory for sessions: ${granted ? "set HOME or AGENT_DATA_DIR" : ungranted}`,
+      );
+    }
+    warn(
+      `sessions are not saved: ${
+        granted ? "no data directory (set HOME or AGENT_DATA_DIR)" : ungranted
+      }`,
+    );
     return undefined;
   }
   if (!sessionsWritable(dir)) {
