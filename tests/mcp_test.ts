@@ -349,6 +349,10 @@ Deno.test("MCP results: text, images, resources, structured content, isError", (
   assert.equal(structured.isError, false);
   assert.deepEqual(structured.metadata?.structuredContent, { temperature: 22, unit: "C" });
   assert.equal(_formatResult({ content: [] }).output, "(no output)");
+  assert.equal(
+    _formatResult({ content: [{ type: "image", data: "AA==", mimeType: "image/png" }] }).output,
+    "[image: image/png, 1 byte]",
+  );
 });
 
 Deno.test("connectMcpServers() offers a stdio server's tools as mcp__<server>__<tool>", async () => {

@@ -92,7 +92,7 @@ export function _formatResult(result: CallToolResult): ToolOutput {
         break;
       case "image":
       case "audio":
-        parts.push(`[${item.type}: ${item.mimeType}, ${_base64Bytes(item.data)} bytes]`);
+        parts.push(`[${item.type}: ${item.mimeType}, ${_bytes(item.data)}]`);
         break;
       case "resource": {
         const resource = item.resource;
@@ -102,7 +102,7 @@ export function _formatResult(result: CallToolResult): ToolOutput {
           parts.push(`[resource: ${resource.uri}${mime}]\n${resource.text}`);
         } else {
           const blob = "blob" in resource && typeof resource.blob === "string"
-            ? `, ${_base64Bytes(resource.blob)} bytes`
+            ? `, ${_bytes(resource.blob)}`
             : "";
           parts.push(`[resource: ${resource.uri}${mime}${blob}]`);
         }
@@ -131,6 +131,12 @@ export function _formatResult(result: CallToolResult): ToolOutput {
     isError: result.isError === true,
     metadata,
   };
+}
+
+/** The size of base64 data, decoded: "1 byte", "2 bytes". */
+function _bytes(base64: string): string {
+  const size = _base64Bytes(base64);
+  return `${size} byte${size === 1 ? "" : "s"}`;
 }
 
 function _base64Bytes(data: string): number {
