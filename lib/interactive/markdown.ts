@@ -7,7 +7,6 @@
  * @module
  */
 
-import stringWidth from "string-width";
 import { isTableRow, renderTable } from "./table.ts";
 import { cells, wrapText } from "./wrap.ts";
 
@@ -22,6 +21,11 @@ export interface MarkdownStreamOptions {
   color: boolean;
   /** The terminal's width in columns (default 80). */
   columns?: () => number;
+  /**
+   * The terminal's height in rows (default: unlimited). A line that took more rows than the
+   * screen has is left as it streamed: the rows above the screen cannot be drawn again.
+   */
+  rows?: () => number;
 }
 
 /** A streaming markdown renderer. */
@@ -49,48 +53,53 @@ export interface MarkdownStream {
 export function markdownStream(options: MarkdownStreamOptions): MarkdownStream {
   const columns = () => Math.max(1, options.columns?.() ?? 80);
   const write = options.write;
-  let line = ""; // the current line, as received
+  // The current line, as received, in pieces: joined once, when the line is complete.
+  let parts: string[] = [];
+  // What came of the current line while it was only spaces (held until a character shows).
+  let blanks = "";
   // "start": only spaces so far (held); "flow": shown as it comes; "table": a row, held.
   let mode: "start" | "flow" | "table" = "start";
-  let shown = 0; // how much of `line` is on the screen
   let rows = 1; // the screen rows it takes
   let row = ""; // what is on the current screen row
   let col = 0; // the columns it takes
   let word = ""; // the word at the end of `row`
+  let wordCol = 0; // the columns it takes
   let inFence = false;
   const table: string[] = [];
 
-  const breakRow = () => {
-    write("\n");
-    rows++;
-    row = "";
-    col = 0;
-    word = "";
-  };
-  /** Writes text of the current line, breaking rows between words. */
+  /**
+   * Writes text of the current line, breaking rows between words. Each piece costs the same
+   * however long the line already is: only the current row is kept.
+   */
   const flow = (text: string) => {
     const width = columns();
+    let out = "";
     for (const [char, charWidth] of cells(text)) {
       const blank = char === " " || char === "\t";
       if (col + charWidth > width) {
-        const wordWidth = stringWidth(word);
-        if (!blank && word && wordWidth < col && wordWidth + charWidth <= width) {
+        rows++;
+        if (!blank && word && wordCol < col && wordCol + charWidth <= width) {
           // The word being written moves to the next row, whole.
-          write(`\r${ESC}K${row.slice(0, row.length - word.length)}\n${word}`);
-          rows++;
+          out += `\r${ESC}K${row.slice(0, row.length - word.length)}\n${word}`;
           row = word;
-          col = wordWidth;
+          col = wordCol;
         } else {
-          breakRow();
+          out += "\n";
+          row = "";
+          col = 0;
+          word = "";
+          wordCol = 0;
           if (blank) continue;
         }
       }
       const drawn = char === "\t" ? " ".repeat(charWidth) : char;
-      write(drawn);
+      out += drawn;
       row += drawn;
       col += charWidth;
       word = blank ? "" : word + drawn;
+      wordCol = blank ? 0 : wordCol + charWidth;
     }
+    if (out) write(out);
   };
   const flushTable = () => {
     const lines = table.splice(0);
@@ -104,43 +113,47 @@ export function markdownStream(options: MarkdownStreamOptions): MarkdownStream {
       write(`${wrapText(text, width).join("\n")}\n`);
     }
   };
-  /** Takes what came of the current line: shown, or held. */
-  const advance = () => {
+  /** Takes a piece of the current line (no line break in it): shown, or held. */
+  const take = (text: string) => {
+    if (!text) return;
+    parts.push(text);
     if (mode === "start") {
-      if (!/\S/.test(line)) return;
-      if (!inFence && isTableRow(line)) {
+      blanks += text;
+      // Only the new text can hold the line's first character.
+      if (!/\S/.test(text)) return;
+      if (!inFence && isTableRow(blanks)) {
         mode = "table";
         return;
       }
       if (table.length) flushTable();
       mode = "flow";
+      text = blanks;
     }
-    if (mode === "flow") {
-      flow(line.slice(shown));
-      shown = line.length;
-    }
+    if (mode === "flow") flow(text);
   };
   /** The current line is complete. */
   const complete = () => {
+    const line = parts.join("");
     if (mode === "table") table.push(line);
     else {
       if (table.length) flushTable();
       const [rendered, fence] = renderLine(line, inFence);
-      if (mode === "flow" && options.color) {
-        // Go back over the raw rows and draw the line rendered.
+      // Go back over the raw rows and draw the line rendered (when they are all on the screen).
+      if (mode === "flow" && options.color && rows <= (options.rows?.() ?? Infinity)) {
         const up = rows > 1 ? `${ESC}${rows - 1}A` : "";
         write(`\r${up}${ESC}J${wrapText(rendered, columns()).join("\n")}`);
       }
       inFence = fence;
       write("\n");
     }
-    line = "";
+    parts = [];
+    blanks = "";
     mode = "start";
-    shown = 0;
     rows = 1;
     row = "";
     col = 0;
     word = "";
+    wordCol = 0;
   };
 
   return {
@@ -149,16 +162,14 @@ export function markdownStream(options: MarkdownStreamOptions): MarkdownStream {
       const text = piece.replaceAll("\r", "");
       let start = 0;
       for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", start)) {
-        line += text.slice(start, at);
-        advance();
+        take(text.slice(start, at));
         complete();
         start = at + 1;
       }
-      line += text.slice(start);
-      advance();
+      take(text.slice(start));
     },
     end() {
-      if (line) complete();
+      if (parts.length) complete();
       if (table.length) flushTable();
       inFence = false;
     },

@@ -19,6 +19,8 @@ export interface ScreenOptions {
   color: boolean;
   /** The terminal's width. */
   columns(): number;
+  /** The terminal's height (default: unlimited). */
+  rows?(): number;
 }
 
 /** Draws the events of runs; `stop()` clears what is transient (the spinner). */

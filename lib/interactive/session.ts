@@ -94,6 +94,7 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     write,
     color: options.color,
     columns: () => process.stdout.columns ?? 80,
+    rows: () => process.stdout.rows ?? Infinity,
   });
   /** Where a resumed conversation left off. */
   const recapOf = (messages: readonly Message[]) =>

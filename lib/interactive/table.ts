@@ -73,10 +73,15 @@ export function renderTable(lines: readonly string[], options: TableOptions): st
     return header.map((_, index) => style(cells[index] ?? ""));
   });
 
-  const widths = _fit(
-    header.map((_, index) => Math.max(1, ...[head, ...body].map((row) => stringWidth(row[index])))),
-    options.width - (3 * header.length + 1),
-  );
+  // The widest cell of each column (a loop: a table may have more rows than a call takes
+  // arguments).
+  const natural = head.map((cell) => Math.max(1, stringWidth(cell)));
+  for (const row of body) {
+    for (const [index, cell] of row.entries()) {
+      natural[index] = Math.max(natural[index], stringWidth(cell));
+    }
+  }
+  const widths = _fit(natural, options.width - (3 * header.length + 1));
   if (!widths) return _records(head, body, options.width);
 
   const bar = paint("2", options.color ? "│" : "|");

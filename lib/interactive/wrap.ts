@@ -11,6 +11,7 @@ const RESET = "\x1b[0m";
 // deno-lint-ignore no-control-regex -- style codes start with ESC
 const STYLE = /(\x1b\[[0-9;]*m)/;
 const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+const ASCII = /^[\t\x20-\x7e]*$/;
 
 /**
  * The characters of `text` as the terminal draws them (grapheme clusters), each with the
@@ -24,6 +25,11 @@ const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
  * ```
  */
 export function* cells(text: string): Generator<[string, number]> {
+  // Printable ASCII, most text: one column a character, no segmenting needed.
+  if (ASCII.test(text)) {
+    for (const char of text) yield [char, char === "\t" ? 4 : 1];
+    return;
+  }
   for (const { segment } of graphemes.segment(text)) {
     yield [segment, segment === "\t" ? 4 : stringWidth(segment)];
   }
