@@ -666,9 +666,10 @@ Deno.test("interactive: an answer cut off and retried is marked as discarded", a
   await terminal.type("go");
   await terminal.keys("Enter");
   const screen = await terminal.waitFor(/Whole answer\.[\s\S]*out tokens/);
+  // Worded as the headless run words it.
   assert.match(
     screen,
-    /Partial.*\n↻ .*\(retry 1 in .*\) the answer above was cut off: discarded\n/,
+    /Partial.*\n↻ retry 1 in \d+\.\d s: .+ \(the answer above was cut off: discarded\)\n/,
   );
   await terminal.keys("C-c");
   await terminal.waitFor(/\[exit 0\]/);
@@ -801,3 +802,60 @@ Deno.test("interactive: a line typed ahead while tools run is no answer to a que
   await terminal.keys("Enter");
   await terminal.waitFor(/noted: still here\?/);
 });
+
+/** What a hostile reply could carry: set the terminal's title, clear the screen, go home. */
+const HOSTILE = "\x1b]0;PWNED\x07\x1b[2J\x1b[H";
+/** The same, as the terminal shows it once its control characters are gone. */
+const DEFUSED = "]0;PWNED[2J[H";
+
+Deno.test("interactive: escape sequences from the model, its tools and a saved session are shown as text", async () => {
+  const cwd = await tempDir();
+  const data = await tempDir("agent_data_");
+  await using server = startMockOpenAIServer({
+    replies: (body) => {
+      const messages = body.messages as Array<{ role: string; content: string }>;
+      if (messages.at(-1)!.role === "tool") return { text: `done ${HOSTILE}after the tool` };
+      return {
+        text: [`before ${HOSTILE}`, "after"],
+        toolCalls: [{ name: "bash", arguments: { command: `echo '${HOSTILE}'` } }],
+      };
+    },
+  });
+  {
+    await using terminal = await start(server, cwd, { data });
+    const title = await terminal.title();
+    await terminal.type("go");
+    await terminal.keys("Enter");
+    await terminal.waitFor(new RegExp(`run \`echo '${_escape(DEFUSED)}'\`.*Allow\\?`));
+    await terminal.type("y");
+    await terminal.keys("Enter");
+    const screen = await terminal.waitFor(/after the tool\n[\s\S]*out tokens/);
+    assert.equal(await terminal.title(), title, "the title was left alone");
+    // Nothing was cleared: the banner, the message, the answer and the tool's line, in order.
+    assert.match(
+      screen,
+      new RegExp(
+        `^agent · openai/test[^\\n]*\\n› go\\nbefore ${_escape(DEFUSED)}after\\n[\\s\\S]*` +
+          `✓ bash \\$ echo '${_escape(DEFUSED)}'[\\s\\S]*\\ndone ${
+            _escape(DEFUSED)
+          }after the tool\\n`,
+      ),
+    );
+    await terminal.keys("C-c");
+    await terminal.waitFor(/\[exit 0\]/);
+  }
+  {
+    // The saved session's recap.
+    await using terminal = await start(server, cwd, { data, args: ["-c"] });
+    const screen = await terminal.waitFor(/Resumed session[\s\S]*\n› $/m);
+    assert.match(screen, new RegExp(`› go\\n {2}done ${_escape(DEFUSED)}after the tool\\n`));
+    assert.doesNotMatch(await terminal.title(), /PWNED/);
+    await terminal.keys("C-c");
+    await terminal.waitFor(/\[exit 0\]/);
+  }
+});
+
+/** `text` as a regular expression that matches it literally. */
+function _escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

@@ -105,6 +105,11 @@ export class Terminal implements AsyncDisposable {
     return await this.#tmux("capture-pane", "-p", "-J", "-S", "-500", "-t", this.name);
   }
 
+  /** The title the program in the terminal gave it (its host's name if none). */
+  async title(): Promise<string> {
+    return (await this.#tmux("display-message", "-p", "-t", this.name, "#{pane_title}")).trim();
+  }
+
   /** Waits until the screen matches `pattern`, and gives the screen. */
   async waitFor(pattern: RegExp, timeoutMs = 20_000): Promise<string> {
     const until = Date.now() + timeoutMs;

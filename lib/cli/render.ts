@@ -1,11 +1,13 @@
 /**
  * Prints a run for people: the answer to stdout as it streams; tool activity, retries and the
- * final summary to stderr.
+ * final summary to stderr. What a terminal shows is stripped of the control characters it would
+ * act on; an answer printed whole for a program stays as the model wrote it.
  *
  * @module
  */
 
 import type { AgentEvent } from "../events.ts";
+import { terminalText } from "./terminal_text.ts";
 
 /** Where the CLI writes. */
 export interface CliOutput {
@@ -20,9 +22,10 @@ export interface TextRendererOptions {
   /** Use ANSI colours on stderr. */
   color: boolean;
   /**
-   * Stream the answer to stdout as it comes (for a terminal; an attempt that fails and is tried
-   * again is marked as discarded). Otherwise (default) only the final answer is printed, once,
-   * when the run ends: what a program reading stdout gets never repeats itself.
+   * Stream the answer to stdout as it comes (for a terminal: without control characters, and an
+   * attempt that fails and is tried again is marked as discarded). Otherwise (default) only the
+   * final answer is printed, once, as the model wrote it, when the run ends: what a program
+   * reading stdout gets never repeats itself.
    */
   stream?: boolean;
 }
@@ -60,25 +63,35 @@ export function textRenderer(
       case "turn_start":
         printed = false;
         break;
-      case "text_delta":
-        if (!stream || !event.text) break;
-        io.out(event.text);
-        atLineStart = event.text.endsWith("\n");
+      case "text_delta": {
+        const text = stream ? terminalText(event.text) : "";
+        if (!text) break;
+        io.out(text);
+        atLineStart = text.endsWith("\n");
         printed = true;
         break;
+      }
       case "tool_call":
         newline();
-        io.err(`${paint("36", "→")} ${event.name} ${dim(_brief(event.input))}\n`);
+        io.err(
+          `${paint("36", "→")} ${terminalText(event.name)} ${
+            dim(terminalText(_brief(event.input)))
+          }\n`,
+        );
         break;
       case "tool_result": {
         const mark = event.isError ? paint("31", "✗") : paint("32", "✓");
-        const display = event.display ?? "";
+        const display = terminalText(event.display ?? "");
         const detail = event.isError
-          ? ` ${_firstLine(event.output)}`
+          ? ` ${_firstLine(terminalText(event.output))}`
           : display && !display.includes("\n")
           ? ` ${dim(display)}`
           : "";
-        io.err(`  ${mark} ${event.name} ${dim(`${Math.round(event.durationMs)} ms`)}${detail}\n`);
+        io.err(
+          `  ${mark} ${terminalText(event.name)} ${
+            dim(`${Math.round(event.durationMs)} ms`)
+          }${detail}\n`,
+        );
         // A many-line display (the task list) is shown whole.
         if (!event.isError && display.includes("\n")) {
           io.err(`${display.split("\n").map((line) => `    ${line}`).join("\n")}\n`);
@@ -88,17 +101,13 @@ export function textRenderer(
       case "retry": {
         newline();
         // What the failed attempt streamed stays on the screen: say it does not count.
-        const discarded = printed ? paint("33", " (the answer above was cut off: discarded)") : "";
+        io.err(retryLine(event, { discarded: printed, paint }));
         printed = false;
-        io.err(
-          `${paint("33", "↻")} retry ${event.attempt} in ${(event.delayMs / 1000).toFixed(1)} s: ` +
-            `${event.error}${discarded}\n`,
-        );
         break;
       }
       case "notice":
         newline();
-        io.err(`${paint("33", "!")} ${event.message}\n`);
+        io.err(`${paint("33", "!")} ${terminalText(event.message)}\n`);
         break;
       case "result": {
         if (!stream && event.text) {
@@ -119,7 +128,9 @@ export function textRenderer(
           `${(event.durationMs / 1000).toFixed(1)} s`;
         if (event.status === "success") io.err(dim(`${summary}\n`));
         else if (event.status === "error") {
-          io.err(`${paint("31", "error:")} ${event.error?.message ?? "unknown error"}\n`);
+          io.err(
+            `${paint("31", "error:")} ${terminalText(event.error?.message ?? "unknown error")}\n`,
+          );
         } else if (event.status === "max_turns") {
           io.err(
             `${
@@ -131,6 +142,42 @@ export function textRenderer(
       }
     }
   };
+}
+
+/** Options of {@link retryLine}. */
+export interface RetryLineOptions {
+  /** The failed attempt had shown part of an answer: say it does not count. */
+  discarded: boolean;
+  /** Colours a part of the line (`code` an SGR code); default: none. */
+  paint?: (code: string, text: string) => string;
+}
+
+/**
+ * The line that says a model call failed and is tried again, for the terminal session and the
+ * headless run alike.
+ *
+ * @example
+ * ```ts
+ * import { retryLine } from "./render.ts";
+ * const line = retryLine(
+ *   { type: "retry", attempt: 1, delayMs: 900, error: "connection reset" },
+ *   { discarded: true },
+ * );
+ * if (line !== "↻ retry 1 in 0.9 s: connection reset (the answer above was cut off: discarded)\n") {
+ *   throw new Error(line);
+ * }
+ * ```
+ */
+export function retryLine(
+  event: Extract<AgentEvent, { type: "retry" }>,
+  options: RetryLineOptions,
+): string {
+  const paint = options.paint ?? ((_: string, text: string) => text);
+  const discarded = options.discarded
+    ? paint("33", " (the answer above was cut off: discarded)")
+    : "";
+  return `${paint("33", "↻")} retry ${event.attempt} in ${(event.delayMs / 1000).toFixed(1)} s: ` +
+    `${terminalText(event.error)}${discarded}\n`;
 }
 
 /**

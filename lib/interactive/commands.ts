@@ -7,6 +7,7 @@
 import type { WithheldTool } from "../capabilities.ts";
 import { describeWithheld } from "../cli/setup.ts";
 import { formatUsd } from "../cli/render.ts";
+import { terminalText } from "../cli/terminal_text.ts";
 import { PERMISSION_MODES, type PermissionMode } from "../permissions/policy.ts";
 import type { SessionStore } from "../session/mod.ts";
 import type { Conversation } from "./conversation.ts";
@@ -121,7 +122,9 @@ const COMMANDS: Record<string, _Command> = {
         const current = info.id === context.conversation().id ? " (current)" : "";
         context.write(
           `${info.id.slice(0, 8)}  ${info.updated.slice(0, 16).replace("T", " ")}  ` +
-            `${String(info.messages).padStart(4)} messages  ${info.title}${current}\n`,
+            `${String(info.messages).padStart(4)} messages  ${
+              terminalText(info.title)
+            }${current}\n`,
         );
       }
       context.write("Resume one with /resume <id>.\n");
@@ -210,7 +213,7 @@ export async function runCommand(line: string, context: CommandContext): Promise
   try {
     await command.run(match[2].trim(), context);
   } catch (error) {
-    context.write(`/${match[1]}: ${(error as Error).message}\n`);
+    context.write(`/${match[1]}: ${terminalText((error as Error).message)}\n`);
   }
   return true;
 }

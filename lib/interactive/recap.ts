@@ -8,6 +8,7 @@
 import stringWidth from "string-width";
 import { NUDGE_MESSAGE } from "../loop_options.ts";
 import type { Message } from "../messages.ts";
+import { terminalText } from "../cli/terminal_text.ts";
 
 /** Options of {@link recap}. */
 export interface RecapOptions {
@@ -60,7 +61,10 @@ export function recap(messages: readonly Message[], options: RecapOptions): stri
   if (earlier > 0) {
     lines.push(paint("2", `  … ${earlier} earlier exchange${earlier === 1 ? "" : "s"}`));
   }
-  for (const { said, answer } of shown) {
+  for (const exchange of shown) {
+    // Saved text is shown without the control characters a terminal would act on.
+    const said = terminalText(exchange.said);
+    const answer = terminalText(exchange.answer);
     const [first, ...more] = said.trim().split("\n");
     lines.push(`${paint("36", "›")} ${_cut(first, width, more.length > 0)}`);
     const answered = answer.split("\n").filter((line) => line.trim());

@@ -1,13 +1,15 @@
 /**
  * How the interactive session shows a run: the answer streamed as rendered markdown, a spinner
  * with the elapsed time while the model thinks or tools run, one line per tool call with its
- * status and duration, and a short summary at the end.
+ * status and duration, and a short summary at the end. What comes from the model, its tools or
+ * its server is shown without the control characters a terminal would act on.
  *
  * @module
  */
 
 import type { AgentEvent } from "../events.ts";
-import { formatUsd } from "../cli/render.ts";
+import { formatUsd, retryLine } from "../cli/render.ts";
+import { terminalText } from "../cli/terminal_text.ts";
 import { markdownStream } from "./markdown.ts";
 import { spinner } from "./spinner.ts";
 
@@ -72,13 +74,13 @@ export function runView(options: ScreenOptions): RunView {
           break;
         case "text_delta":
           spin.stop();
-          markdown.write(event.text);
+          markdown.write(terminalText(event.text));
           shown ||= event.text.length > 0;
           break;
         case "tool_call":
           spin.stop();
           endAnswer();
-          running.set(event.id, event.name);
+          running.set(event.id, terminalText(event.name));
           spin.start(`running ${[...new Set(running.values())].join(", ")}`);
           break;
         case "tool_result": {
@@ -86,18 +88,19 @@ export function runView(options: ScreenOptions): RunView {
           endAnswer();
           running.delete(event.id);
           const mark = event.isError ? paint("31", "✗") : paint("32", "✓");
+          const display = terminalText(event.display ?? "");
           const about = event.isError
-            ? _firstLine(event.output)
-            : event.display && !event.display.includes("\n")
-            ? event.display
+            ? _firstLine(terminalText(event.output))
+            : display && !display.includes("\n")
+            ? display
             : "";
           options.write(
-            `  ${mark} ${event.name}${about ? ` ${paint("2", about)}` : ""} ${
+            `  ${mark} ${terminalText(event.name)}${about ? ` ${paint("2", about)}` : ""} ${
               paint("2", `· ${_duration(event.durationMs)}`)
             }\n`,
           );
-          if (!event.isError && event.display?.includes("\n")) {
-            options.write(`${event.display.split("\n").map((line) => `    ${line}`).join("\n")}\n`);
+          if (!event.isError && display.includes("\n")) {
+            options.write(`${display.split("\n").map((line) => `    ${line}`).join("\n")}\n`);
           }
           if (running.size > 0) spin.start(`running ${[...new Set(running.values())].join(", ")}`);
           break;
@@ -105,11 +108,7 @@ export function runView(options: ScreenOptions): RunView {
         case "retry":
           spin.stop();
           endAnswer();
-          options.write(
-            `${paint("33", "↻")} ${event.error} ${
-              paint("2", `(retry ${event.attempt} in ${_duration(event.delayMs)})`)
-            }${shown ? paint("33", " the answer above was cut off: discarded") : ""}\n`,
-          );
+          options.write(retryLine(event, { discarded: shown, paint }));
           shown = false;
           break;
         case "run_loop_start":
@@ -118,7 +117,8 @@ export function runView(options: ScreenOptions): RunView {
             const cost = event.costUsd === undefined ? "" : ` · ${formatUsd(event.costUsd)}`;
             options.write(paint(
               "2",
-              `routed (${event.decision}: ${event.reason}) · ${event.usage.inputTokens} in / ` +
+              `routed (${event.decision}: ${terminalText(event.reason)}) · ` +
+                `${event.usage.inputTokens} in / ` +
                 `${event.usage.outputTokens} out tokens${cost}\n`,
             ));
           }
@@ -126,7 +126,7 @@ export function runView(options: ScreenOptions): RunView {
         case "notice":
           spin.stop();
           endAnswer();
-          options.write(`${paint("33", "!")} ${paint("2", event.message)}\n`);
+          options.write(`${paint("33", "!")} ${paint("2", terminalText(event.message))}\n`);
           break;
         case "compaction":
           spin.stop();
@@ -139,7 +139,9 @@ export function runView(options: ScreenOptions): RunView {
           spin.stop();
           endAnswer();
           if (event.status === "error") {
-            options.write(`${paint("31", "error:")} ${event.error?.message ?? "unknown"}\n`);
+            options.write(
+              `${paint("31", "error:")} ${terminalText(event.error?.message ?? "unknown")}\n`,
+            );
           } else if (event.status === "aborted") {
             options.write(`${paint("33", "interrupted")}\n`);
           } else if (event.status === "max_turns") {

@@ -358,7 +358,7 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
         model: modelSpec,
         resumed: loaded,
       });
-      for (const warning of loaded.warnings) write(paint("33", `${warning}\n`));
+      for (const warning of loaded.warnings) write(paint("33", `${terminalText(warning)}\n`));
       write(`Resumed ${loaded.header.id.slice(0, 8)}: ${loaded.messages.length} messages.\n`);
       write(recapOf(loaded.messages));
     },
@@ -421,7 +421,7 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
         await runCommand(command, context);
       }
     } catch (error) {
-      write(`${paint("31", "error:")} ${(error as Error).message}\n`);
+      write(`${paint("31", "error:")} ${terminalText((error as Error).message)}\n`);
     }
     // What was typed while the agent worked stays on the prompt, the cursor after it.
     if (!closed) rl.prompt(true);
