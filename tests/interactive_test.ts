@@ -859,3 +859,14 @@ Deno.test("interactive: escape sequences from the model, its tools and a saved s
 function _escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
+
+Deno.test("interactive: leaving with nothing saved ends the prompt's line (Ctrl+C and Ctrl+D)", async () => {
+  const cwd = await tempDir();
+  await using server = echoServer();
+  for (const key of ["C-c", "C-d"]) {
+    await using terminal = await start(server, cwd, { args: ["--no-session"] });
+    await terminal.keys(key);
+    const screen = await terminal.waitFor(/\[exit \d+\]/);
+    assert.match(screen, /\n› *\n\[exit 0\]/, key);
+  }
+});

@@ -144,6 +144,13 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     },
   });
 
+  // Whether the prompt is on the screen, the cursor on its line.
+  let prompting = false;
+  const prompt = (preserveCursor?: boolean) => {
+    prompting = true;
+    rl.prompt(preserveCursor);
+  };
+
   /** Takes the text being typed off the prompt, unseen, and gives it. */
   const takeLine = (): string => {
     const text = rl.line;
@@ -412,7 +419,7 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
   const submit = async () => {
     const text = pending.join("\n").trim();
     pending = [];
-    if (!text) return rl.prompt();
+    if (!text) return prompt();
     if (running) return await hold(text);
     options.remember?.(text);
     try {
@@ -424,16 +431,17 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
       write(`${paint("31", "error:")} ${terminalText((error as Error).message)}\n`);
     }
     // What was typed while the agent worked stays on the prompt, the cursor after it.
-    if (!closed) rl.prompt(true);
+    if (!closed) prompt(true);
   };
   rl.on("line", (line: string) => {
+    prompting = false;
     if (question) {
       return question(line);
     }
     if (line.endsWith("\\")) {
       pending.push(line.slice(0, -1));
       rl.setPrompt(paint("36", "… "));
-      return rl.prompt();
+      return prompt();
     }
     rl.setPrompt(paint("36", "› "));
     pending.push(line);
@@ -456,7 +464,7 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     pending = [];
     write("^C\n");
     rl.setPrompt(paint("36", "› "));
-    rl.prompt();
+    prompt();
   }
   rl.on("SIGINT", interrupt);
 
@@ -468,13 +476,12 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     // The goal of this session is done: archive it in the project's memory.
     await endLoop();
     await talk.close();
+    // Left from the prompt: what comes next (the shell's prompt) starts on a line of its own.
+    if (prompting) write("\n");
     if (talk.saved) {
       const id = talk.id.slice(0, 8);
       write(
-        paint(
-          "2",
-          `\nSession ${id} saved. Resume it with: ${options.command ?? "agent"} -r ${id}\n`,
-        ),
+        paint("2", `Session ${id} saved. Resume it with: ${options.command ?? "agent"} -r ${id}\n`),
       );
     }
     finish(0);
@@ -487,6 +494,6 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     : `agent · ${modelSpec} · ${options.cwd}`;
   write(`${paint("2", `${intro} /help for commands, Ctrl+C to stop or leave.`)}\n`);
   if (options.resumed) write(recapOf(options.resumed.messages));
-  rl.prompt();
+  prompt();
   return done;
 }
