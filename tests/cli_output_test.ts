@@ -351,4 +351,3 @@ Deno.test("cli output: a hint never names wider permissions than the run was giv
   assert.match(stderr, /session [0-9a-f]{8} \(go on with: the same command with -c\)\n/);
   assert.doesNotMatch(stderr, / -A\b/);
 });
-

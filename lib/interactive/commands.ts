@@ -122,9 +122,9 @@ const COMMANDS: Record<string, _Command> = {
         const current = info.id === context.conversation().id ? " (current)" : "";
         context.write(
           `${info.id.slice(0, 8)}  ${info.updated.slice(0, 16).replace("T", " ")}  ` +
-            `${String(info.messages).padStart(4)} messages  ${
-              terminalText(info.title)
-            }${current}\n`,
+            `${String(info.messages).padStart(4)} ${
+              info.messages === 1 ? "message " : "messages"
+            }  ${terminalText(info.title)}${current}\n`,
         );
       }
       context.write("Resume one with /resume <id>.\n");

@@ -6,7 +6,7 @@
  */
 
 import stringWidth from "string-width";
-import { NUDGE_MESSAGE } from "../loop_options.ts";
+import { isProgramNote } from "../session/store.ts";
 import type { Message } from "../messages.ts";
 import { terminalText } from "../cli/terminal_text.ts";
 
@@ -19,9 +19,6 @@ export interface RecapOptions {
   /** ANSI colours. */
   color: boolean;
 }
-
-/** Messages the program added on the user's side: not what the user said. */
-const NOT_SAID = [/^\[Memories from earlier work/, /^\[Memory of run loop /];
 
 /**
  * The last exchanges of a conversation, a few lines each: `› message` and the final answer
@@ -44,7 +41,7 @@ export function recap(messages: readonly Message[], options: RecapOptions): stri
   for (const message of messages) {
     if (message.role === "user") {
       const said = message.content;
-      if (said !== NUDGE_MESSAGE && !NOT_SAID.some((pattern) => pattern.test(said))) {
+      if (!isProgramNote(said)) {
         exchanges.push({ said, answer: "" });
       }
     } else if (message.role === "assistant" && exchanges.length > 0) {

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { againWith } from "../cli/invocation.ts";
 import process from "node:process";
 import readline from "node:readline";
 import { Writable } from "node:stream";
@@ -39,7 +40,7 @@ import { runView } from "./render.ts";
 export interface InteractiveOptions {
   /** The working directory. */
   cwd: string;
-  /** The command that started the agent, for the hint at the end (default `agent`). */
+  /** The command that started the agent, for the hint at the end, when it is known. */
   command?: string;
   /** The model and its name. */
   model: Model;
@@ -366,7 +367,7 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
         resumed: loaded,
       });
       for (const warning of loaded.warnings) write(paint("33", `${terminalText(warning)}\n`));
-      write(`Resumed ${loaded.header.id.slice(0, 8)}: ${loaded.messages.length} messages.\n`);
+      write(`Resumed ${loaded.header.id.slice(0, 8)}: ${_messages(loaded.messages.length)}.\n`);
       write(recapOf(loaded.messages));
     },
     compact: async (focus: string) => {
@@ -481,19 +482,27 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     if (talk.saved) {
       const id = talk.id.slice(0, 8);
       write(
-        paint("2", `Session ${id} saved. Resume it with: ${options.command ?? "agent"} -r ${id}\n`),
+        paint(
+          "2",
+          `Session ${id} saved. Resume it with: ${againWith(options.command, `-r ${id}`)}\n`,
+        ),
       );
     }
     finish(0);
   });
 
   const intro = options.resumed
-    ? `Resumed session ${
-      options.resumed.header.id.slice(0, 8)
-    } (${options.resumed.messages.length} messages).`
+    ? `Resumed session ${options.resumed.header.id.slice(0, 8)} (${
+      _messages(options.resumed.messages.length)
+    }).`
     : `agent · ${modelSpec} · ${options.cwd}`;
   write(`${paint("2", `${intro} /help for commands, Ctrl+C to stop or leave.`)}\n`);
   if (options.resumed) write(recapOf(options.resumed.messages));
   prompt();
   return done;
+}
+
+/** "1 message", "2 messages". */
+function _messages(count: number): string {
+  return `${count} message${count === 1 ? "" : "s"}`;
 }
