@@ -103,3 +103,47 @@ console.log("closed");
   assert.match(screen, /tools: true\nclosed\n/);
   assert.doesNotMatch(screen, /Deno requests|Deno\.kill/);
 });
+
+Deno.test("interactive: a file write Deno will ask about is asked about once, by Deno", async () => {
+  const cwd = await tempDir();
+  await using server = startMockOpenAIServer({
+    replies: (body) => {
+      const messages = body.messages as Array<{ role: string; content: string }>;
+      if (messages.at(-1)!.role === "tool") return { text: "written" };
+      return {
+        toolCalls: [{ name: "write", arguments: { path: "note.txt", content: "hello\n" } }],
+      };
+    },
+  });
+  // Writing is not granted: Deno asks at the write.
+  await using terminal = await Terminal.start(
+    [
+      Deno.execPath(),
+      "run",
+      "--allow-read",
+      "--allow-net",
+      "--allow-env",
+      "--allow-run",
+      MOD,
+      "-m",
+      "openai/test",
+    ],
+    await childEnv({ OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: server.url }),
+    cwd,
+  );
+  await terminal.waitFor(/agent · openai\/test/);
+  await terminal.type("write the note");
+  await terminal.keys("Enter");
+  const asked = await terminal.waitFor(/Deno requests write access to .*note\.txt/);
+  assert.doesNotMatch(
+    asked,
+    /Allow\? \[y\]es \/ \[n\]o \/ \[a\]lways/,
+    "the session did not ask too",
+  );
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await terminal.type("y");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/written[\s\S]*out tokens/);
+  assert.equal(await Deno.readTextFile(`${cwd}/note.txt`), "hello\n");
+  await terminal.keys("C-c");
+});

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { isAbsolute, resolve } from "node:path";
 import type { PermissionRequest } from "../hooks.ts";
 import { alwaysRules, type PermissionAnswer } from "../permissions/policy.ts";
 import { terminalText } from "../cli/terminal_text.ts";
@@ -79,4 +80,25 @@ export async function describeAlways(request: PermissionRequest): Promise<string
     `${terminalText(rule.text)}${rule.pattern === undefined ? " (every call)" : ""}`
   );
   return `Always allowed from now on in this session: ${texts.join(", ")}`;
+}
+
+/** The tools that write the file their `path` names. */
+const _WRITERS = new Set(["write", "edit"]);
+
+/**
+ * Whether Deno itself will ask before this call runs: a file write where Deno's grant is at
+ * "prompt". Its question names the file, so the session does not ask the same thing first.
+ *
+ * @example
+ * ```ts
+ * import { denoWillAsk } from "./question.ts";
+ * const call = { type: "tool_call" as const, id: "1", name: "bash", input: { command: "ls" } };
+ * if (denoWillAsk({ call } as never, "/w")) throw new Error("a command is not a file write");
+ * ```
+ */
+export function denoWillAsk(request: PermissionRequest, cwd: string): boolean {
+  const path = (request.call.input as { path?: unknown } | undefined)?.path;
+  if (!_WRITERS.has(request.call.name) || typeof path !== "string") return false;
+  const target = isAbsolute(path) ? path : resolve(cwd, path);
+  return Deno.permissions.querySync({ name: "write", path: target }).state === "prompt";
 }

@@ -32,7 +32,7 @@ import { terminalText } from "../cli/terminal_text.ts";
 import { attachFiles, completePath } from "./attach.ts";
 import { commandNames, runCommand } from "./commands.ts";
 import { type Conversation, conversation } from "./conversation.ts";
-import { answerOf, describeAlways, describeCall } from "./question.ts";
+import { answerOf, denoWillAsk, describeAlways, describeCall } from "./question.ts";
 import { recap } from "./recap.ts";
 import { runView } from "./render.ts";
 
@@ -194,6 +194,8 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
   let question: ((line: string) => void) | undefined;
   let asking: Promise<unknown> = Promise.resolve();
   const ask = (request: PermissionRequest, why: string): Promise<PermissionAnswer> => {
+    // Deno asks before this write, naming the file: one question is enough.
+    if (denoWillAsk(request, options.cwd)) return Promise.resolve("yes");
     const next = asking.then(() =>
       new Promise<PermissionAnswer>((resolve) => {
         if (request.signal.aborted) return resolve("no");
