@@ -11,30 +11,14 @@ import { Agent, anthropicModel, openaiModel, ProviderError } from "../mod.ts";
 import { startMockOpenAIServer } from "../testing.ts";
 import { httpError } from "../lib/providers/http_errors.ts";
 import { collect, eventsOf, FAST_RETRY } from "./openai_support.ts";
-import { childEnv, MOD, tempDir } from "./terminal_support.ts";
+import { type CliRun, runCli as runCliAs, tempDir } from "./terminal_support.ts";
 
-interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the CLI in `cwd` with a temp HOME and data directory, and `permissions` (default -A). */
-async function runCli(
+/** Runs the CLI with a key for openai, in `cwd`, with `permissions` (default -A). */
+function runCli(
   args: string[],
   options: { env?: Record<string, string>; cwd?: string; permissions?: string[] } = {},
 ): Promise<CliRun> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", ...(options.permissions ?? ["-A"]), MOD, ...args],
-    env: await childEnv({ OPENAI_API_KEY: "sk-test", ...options.env }),
-    clearEnv: true,
-    cwd: options.cwd ?? await tempDir(),
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-  return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
+  return runCliAs(args, { ...options, env: { OPENAI_API_KEY: "sk-test", ...options.env } });
 }
 
 /** The page Python's `http.server` answers a POST with. */

@@ -8,16 +8,17 @@ import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type MockReply, type MockServer, startMockOpenAIServer } from "../testing.ts";
-import { childEnv, MOD, tempDir, Terminal } from "./terminal_support.ts";
+import {
+  childEnv,
+  type CliRun,
+  MOD,
+  runCli as runCliAs,
+  tempDir,
+  Terminal,
+} from "./terminal_support.ts";
 
-interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the CLI against `server` (when given) with stdin closed, piped `stdin`, or held open. */
-async function runCli(
+/** Runs the CLI with `openai/test` against `server` (when given). */
+function runCli(
   args: string[],
   options: {
     server?: MockServer;
@@ -26,29 +27,14 @@ async function runCli(
     cwd?: string;
   } = {},
 ): Promise<CliRun> {
-  const env = await childEnv({
-    OPENAI_API_KEY: "sk-test",
-    ...(options.server ? { OPENAI_BASE_URL: options.server.url } : {}),
-    ...options.env,
+  return runCliAs(["-m", "openai/test", ...args], {
+    ...options,
+    env: {
+      OPENAI_API_KEY: "sk-test",
+      ...(options.server ? { OPENAI_BASE_URL: options.server.url } : {}),
+      ...options.env,
+    },
   });
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MOD, "-m", "openai/test", ...args],
-    env,
-    clearEnv: true,
-    cwd: options.cwd ?? await tempDir(),
-    stdin: options.stdin === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = options.stdin === undefined ? undefined : child.stdin.getWriter();
-  if (writer && options.stdin !== "held open") {
-    await writer.write(new TextEncoder().encode(options.stdin));
-    await writer.close();
-  }
-  const output = await child.output();
-  await writer?.close().catch(() => {});
-  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-  return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
 }
 
 /** The last user message of a request the server got. */

@@ -5,26 +5,15 @@
 
 import assert from "node:assert/strict";
 import { startMockAnthropicServer, startMockOpenAIServer } from "../testing.ts";
-import { childEnv, MOD, tempDir } from "./terminal_support.ts";
+import { type CliRun, runCli as runCliAs, tempDir } from "./terminal_support.ts";
 
-interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
+/** Runs the CLI with nothing saved and no sandbox, in a directory of its own. */
 async function runCli(args: string[], env: Record<string, string>): Promise<CliRun> {
   const cwd = await tempDir();
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MOD, "--cwd", cwd, "--no-session", "--sandbox", "off", ...args],
-    env: await childEnv(env),
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
-  return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
+  return await runCliAs(["--cwd", cwd, "--no-session", "--sandbox", "off", ...args], {
+    env,
+    cwd,
+  });
 }
 
 Deno.test("cli: --thinking on a model without a thinking budget warns, names the model, and runs on", async () => {

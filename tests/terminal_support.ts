@@ -1,7 +1,8 @@
 /**
- * What the tests that run the CLI as a child process share: a terminal (tmux, on a server of its
- * own) to type into and read, and an environment of the test's own making (a temp HOME and data
- * directory, the Deno cache of this process), so that nothing of the user's leaks in.
+ * What the tests that run the CLI as a child process share: a run with its output collected, a
+ * terminal (tmux, on a server of its own) to type into and read, and an environment of the test's
+ * own making (a temp HOME and data directory, the Deno cache of this process), so that nothing of
+ * the user's leaks in.
  *
  * @module
  */
@@ -48,6 +49,50 @@ export async function childEnv(
 /** A temp directory, by its real path (Deno's grants and the CLI's messages use real paths). */
 export async function tempDir(prefix = "agent_cwd_"): Promise<string> {
   return await Deno.realPath(await Deno.makeTempDir({ prefix }));
+}
+
+/** How a CLI run ended, and what it printed. */
+export interface CliRun {
+  /** The exit code. */
+  code: number;
+  /** What it printed on stdout. */
+  stdout: string;
+  /** What it printed on stderr. */
+  stderr: string;
+}
+
+/**
+ * Runs `deno run <permissions> mod.ts <args>` in `cwd` (default a new temp directory) with the
+ * environment of {@link childEnv} and `env` on top, and stdin closed, given, or held open and
+ * silent.
+ */
+export async function runCli(
+  args: readonly string[],
+  options: {
+    env?: Record<string, string>;
+    cwd?: string;
+    permissions?: readonly string[];
+    stdin?: string | "held open";
+  } = {},
+): Promise<CliRun> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", ...(options.permissions ?? ["-A"]), MOD, ...args],
+    env: await childEnv(options.env),
+    clearEnv: true,
+    cwd: options.cwd ?? await tempDir(),
+    stdin: options.stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = options.stdin === undefined ? undefined : child.stdin.getWriter();
+  if (writer && options.stdin !== "held open") {
+    await writer.write(new TextEncoder().encode(options.stdin));
+    await writer.close();
+  }
+  const output = await child.output();
+  await writer?.close().catch(() => {});
+  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
 }
 
 /** A terminal running one command, on a tmux server of its own. */
