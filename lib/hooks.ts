@@ -34,7 +34,10 @@ export type PermissionCallback = (
   request: PermissionRequest,
 ) => PermissionDecision | Promise<PermissionDecision>;
 
-/** What `beforeToolCall` may do: block the call (the reason goes to the model), or change its input. */
+/**
+ * What `beforeToolCall` may do: block the call (the reason goes to the model), or change its
+ * input (which the permission callback is then asked about again).
+ */
 export type BeforeToolCallResult = { block: string } | { input: unknown } | void;
 
 /** What `afterToolCall` may do: change what the model sees. */
@@ -55,7 +58,11 @@ export interface Hooks {
     usage: Usage;
     finishReason?: FinishReason;
   }): void | Promise<void>;
-  /** Before each tool call (after the permission check): may block it or change its input. */
+  /**
+   * Before each tool call (after the permission check): may block it or change its input. A
+   * changed input goes to the permission callback again before the tool runs; refused, the call
+   * is refused with the callback's reason.
+   */
   beforeToolCall?(context: { call: ToolCallPart; turn: number }):
     | BeforeToolCallResult
     | Promise<BeforeToolCallResult>;

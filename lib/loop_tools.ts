@@ -90,7 +90,9 @@ export async function* runTurnTools(
 }
 
 /**
- * The permission callback and the `beforeToolCall` hook, as the tool runner's guard.
+ * The permission callback and the `beforeToolCall` hook, as the tool runner's guard. An input
+ * the hook changes is put to the permission callback again, so that a hook cannot turn an allowed
+ * call into one the callback would refuse; an input given back unchanged is not asked about twice.
  *
  * @example
  * ```ts
@@ -108,14 +110,20 @@ export function toolGuard(
 ): ToolRunOptions["before"] {
   const { permission, hooks } = options;
   if (!permission && !hooks?.beforeToolCall) return undefined;
+  const refusal = async (call: ToolCallPart, tool: Tool) => {
+    const decision = await permission?.({ call, tool, cwd, signal });
+    return decision?.behavior === "deny"
+      ? { refuse: `permission denied: ${decision.reason}` }
+      : undefined;
+  };
   return async (call, tool) => {
-    if (permission) {
-      const decision = await permission({ call, tool, cwd, signal });
-      if (decision.behavior === "deny") return { refuse: `permission denied: ${decision.reason}` };
-    }
+    const refused = await refusal(call, tool);
+    if (refused) return refused;
     const verdict = await hooks?.beforeToolCall?.({ call, turn: turn() });
-    if (verdict && "block" in verdict) return { refuse: `blocked by a hook: ${verdict.block}` };
-    return verdict;
+    if (!verdict) return undefined;
+    if ("block" in verdict) return { refuse: `blocked by a hook: ${verdict.block}` };
+    if (_same(verdict.input, call.input)) return undefined;
+    return await refusal({ ...call, input: verdict.input }, tool) ?? verdict;
   };
 }
 
@@ -158,6 +166,15 @@ async function _afterToolCall(
     output: change.output ?? result.output,
     isError: change.isError ?? result.isError,
   };
+}
+
+/** Whether two inputs are the same JSON (a mere reordering of keys counts as a change). */
+function _same(a: unknown, b: unknown): boolean {
+  try {
+    return a === b || JSON.stringify(a) === JSON.stringify(b);
+  } catch {
+    return false;
+  }
 }
 
 function _repeatWarning(count: number): string {

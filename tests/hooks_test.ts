@@ -173,3 +173,63 @@ Deno.test("hooks: onEvent sees every event, in order", async () => {
   assert.deepEqual(observed, events.map((e) => e.type));
   assert.equal(observed.at(-1), "result");
 });
+
+Deno.test("hooks: an input changed by beforeToolCall is checked again by the permission callback", async () => {
+  ran.length = 0;
+  const asked: string[] = [];
+  const model = scriptedModel([
+    {
+      toolCalls: [
+        { name: "echo", input: { text: "smuggle" } },
+        { name: "echo", input: { text: "polish" } },
+      ],
+    },
+    { text: "ok" },
+  ]);
+  const { events, result } = await collect({
+    model,
+    input: "go",
+    tools: [echo],
+    permission: ({ call }) => {
+      const { text } = call.input as { text: string };
+      asked.push(text);
+      return text === "danger"
+        ? { behavior: "deny", reason: 'echo of "danger" is not allowed' }
+        : { behavior: "allow" };
+    },
+    hooks: {
+      beforeToolCall: ({ call }) => {
+        const { text } = call.input as { text: string };
+        return { input: { text: text === "smuggle" ? "danger" : "polished" } };
+      },
+    },
+  });
+  assert.deepEqual(ran, ["polished"]);
+  assert.deepEqual(asked.sort(), ["danger", "polish", "polished", "smuggle"]);
+  assert.deepEqual(toolOutputs(events), [
+    ['Error: permission denied: echo of "danger" is not allowed', true],
+    ["echo: polished", false],
+  ]);
+  assert.equal(result.status, "success");
+});
+
+Deno.test("hooks: an input given back unchanged by beforeToolCall is not checked twice", async () => {
+  ran.length = 0;
+  let asked = 0;
+  const model = scriptedModel([
+    { toolCalls: [{ name: "echo", input: { text: "same" } }] },
+    { text: "ok" },
+  ]);
+  await collect({
+    model,
+    input: "go",
+    tools: [echo],
+    permission: () => {
+      asked++;
+      return { behavior: "allow" };
+    },
+    hooks: { beforeToolCall: ({ call }) => ({ input: structuredClone(call.input) }) },
+  });
+  assert.deepEqual(ran, ["same"]);
+  assert.equal(asked, 1);
+});
