@@ -9,7 +9,9 @@ import type { Hooks } from "../hooks.ts";
 import type { PermissionMode } from "../permissions/policy.ts";
 import { parseRule, type PermissionRule } from "../permissions/rules.ts";
 import type { Settings } from "../settings.ts";
+import type { BashSandbox } from "../../tools/bash.ts";
 import { type CliArgs, UsageError } from "./args.ts";
+import type { CliSandbox } from "./sandbox.ts";
 import { shellHooks } from "./shell_hooks.ts";
 
 /**
@@ -56,12 +58,20 @@ export const PLAN_MODE_NOTE = "[Plan mode] Investigate with the read-only tools 
 
 /**
  * The hooks of a run: the settings' hook commands (when Deno lets the agent run `sh`), and in
- * plan mode a note on each request that says so.
+ * plan mode a note on each request that says so. The commands run in the run's sandbox as the
+ * `bash` tool's do, with the agent's environment less its secrets; when the sandbox is required
+ * and there is none, they are refused (and said to be, once).
  *
  * @example
  * ```ts
  * import { runHooks } from "./control.ts";
- * const hooks = runHooks({}, { cwd: ".", mode: () => "plan", warn: () => {}, canRunShell: false });
+ * const hooks = runHooks({}, {
+ *   cwd: ".",
+ *   mode: () => "plan",
+ *   warn: () => {},
+ *   canRunShell: false,
+ *   sandbox: { report: { kind: "none", mode: "off", reason: "turned off" } },
+ * });
  * const sent = await hooks.beforeModelCall!({ turn: 1, messages: [] });
  * if (!sent || sent.length !== 1) throw new Error("unexpected");
  * ```
@@ -73,14 +83,18 @@ export function runHooks(
     mode: () => PermissionMode;
     warn(text: string): void;
     canRunShell: boolean;
+    /** The run's sandbox: what the `bash` tool runs under, and the mode it was asked for. */
+    sandbox: Pick<CliSandbox, "bash" | "report">;
   },
 ): Hooks {
   let commands: Hooks = {};
   if (settings.hooks && Object.values(settings.hooks).some((list) => list?.length)) {
-    if (options.canRunShell) commands = shellHooks(settings.hooks, options);
-    else {options.warn(
-        "the settings' hooks are skipped: Deno does not grant running sh (--allow-run)",
-      );}
+    if (options.canRunShell) {
+      const { cwd, warn } = options;
+      commands = shellHooks(settings.hooks, { cwd, warn, sandbox: _hookSandbox(options.sandbox) });
+    } else {
+      options.warn("the settings' hooks are skipped: Deno does not grant running sh (--allow-run)");
+    }
   }
   return {
     ...commands,
@@ -92,4 +106,17 @@ export function runHooks(
       return [...messages, { role: "user", content: PLAN_MODE_NOTE }];
     },
   };
+}
+
+/**
+ * The sandbox of hook commands: the `bash` tool's; and when the sandbox is required but none was
+ * set up for `bash` (Deno does not grant running it), a refusal all the same.
+ */
+function _hookSandbox(sandbox: Pick<CliSandbox, "bash" | "report">): BashSandbox | undefined {
+  if (sandbox.bash) return sandbox.bash;
+  const { report } = sandbox;
+  if (report.kind === "none" && report.mode === "required") {
+    return { refuse: `The sandbox is required, but there is none: ${report.reason}.` };
+  }
+  return undefined;
 }

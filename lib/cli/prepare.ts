@@ -164,7 +164,7 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
   // Hook commands run through sh: granted, or (interactive) Deno may ask.
   const shell = Deno.permissions.querySync({ name: "run", command: "sh" }).state;
   const canRunShell = shell === "granted" || (shell === "prompt" && environment.interactive);
-  const hooks = runHooks(settings, { cwd, mode: () => mode.current, warn, canRunShell });
+  const hooks = runHooks(settings, { cwd, mode: () => mode.current, warn, canRunShell, sandbox });
   const dataDir = sessionsDir && sessionsWritable(dirname(sessionsDir))
     ? dirname(sessionsDir)
     : undefined;

@@ -4,12 +4,18 @@
  * them); exit code 2 blocks, and what the command wrote to stderr is shown to the model; any
  * other exit code is reported as a warning and changes nothing.
  *
+ * A hook runs as the `bash` tool's commands do: in the sandbox when there is one, never without
+ * it when it is required, and always with the agent's environment stripped of its secrets.
+ *
  * @module
  */
 
 import type { AgentEvent } from "../events.ts";
 import type { Hooks } from "../hooks.ts";
 import type { Message } from "../messages.ts";
+import { sandboxArgs } from "../sandbox/bubblewrap.ts";
+import { _hostEnv, sandboxEnv } from "../sandbox/env.ts";
+import type { BashSandbox } from "../../tools/bash.ts";
 
 /** One hook command. */
 export interface ShellHook {
@@ -42,8 +48,25 @@ interface _Outcome {
   stderr: string;
 }
 
+/** Options of {@link shellHooks}. */
+export interface ShellHooksOptions {
+  /** The working directory the commands run in. */
+  cwd: string;
+  /** Says what went wrong with a command, or that the hooks are refused. */
+  warn(text: string): void;
+  /** The session's id, passed to each command. */
+  sessionId?: string;
+  /**
+   * The `bash` tool's sandbox: commands run inside it, or, given `{ refuse }`, never run. Without
+   * it they run unconfined. Either way their environment is the agent's without its secrets.
+   */
+  sandbox?: BashSandbox;
+}
+
 /**
- * Turns the settings' hook commands into library {@link Hooks}.
+ * Turns the settings' hook commands into library {@link Hooks}. When the sandbox refuses (it is
+ * required and there is none), no command runs: that is said once, and a tool call that a
+ * `beforeToolCall` command would have checked is blocked, with the reason.
  *
  * @example
  * ```ts
@@ -55,21 +78,16 @@ interface _Outcome {
  * if (typeof hooks.beforeToolCall !== "function" || hooks.afterToolCall) throw new Error("unexpected");
  * ```
  */
-export function shellHooks(
-  config: ShellHooksConfig,
-  options: { cwd: string; warn(text: string): void; sessionId?: string },
-): Hooks {
+export function shellHooks(config: ShellHooksConfig, options: ShellHooksOptions): Hooks {
+  const sandbox = options.sandbox;
+  if (sandbox && "refuse" in sandbox) return _refused(config, sandbox.refuse, options.warn);
   const run = (hook: ShellHook, name: string, payload: unknown) =>
     _run(hook, name, {
       hook: name,
       cwd: options.cwd,
       sessionId: options.sessionId,
       ...payload as object,
-    }, options);
-  const matching = (hooks: ShellHook[] | undefined, subject: string) =>
-    (hooks ?? []).filter((hook) =>
-      !hook.matcher || new RegExp(`^(?:${hook.matcher})$`).test(subject)
-    );
+    }, { cwd: options.cwd, warn: options.warn, sandbox });
   const hooks: Hooks = {};
   // Model hooks: stderr of exit 2 goes to the model as a note in the next request.
   const notes: string[] = [];
@@ -77,7 +95,7 @@ export function shellHooks(
   if (config.beforeToolCall?.length) {
     hooks.beforeToolCall = async ({ call }) => {
       let input = call.input;
-      for (const hook of matching(config.beforeToolCall, call.name)) {
+      for (const hook of _matching(config.beforeToolCall, call.name)) {
         const outcome = await run(hook, "beforeToolCall", { tool: call.name, id: call.id, input });
         if (outcome?.code === 2) {
           return { block: outcome.stderr.trim() || `blocked by ${hook.command}` };
@@ -92,7 +110,7 @@ export function shellHooks(
   if (config.afterToolCall?.length) {
     hooks.afterToolCall = async ({ call, result }) => {
       let { output, isError } = result;
-      for (const hook of matching(config.afterToolCall, call.name)) {
+      for (const hook of _matching(config.afterToolCall, call.name)) {
         const outcome = await run(hook, "afterToolCall", {
           tool: call.name,
           id: call.id,
@@ -114,7 +132,7 @@ export function shellHooks(
   }
   if (config.beforeModelCall?.length || config.afterModelCall?.length) {
     hooks.beforeModelCall = async ({ turn, messages }) => {
-      for (const hook of matching(config.beforeModelCall, "model")) {
+      for (const hook of _matching(config.beforeModelCall, "model")) {
         const outcome = await run(hook, "beforeModelCall", { turn, messages });
         if (outcome?.code === 2 && outcome.stderr.trim()) notes.push(outcome.stderr.trim());
       }
@@ -128,7 +146,7 @@ export function shellHooks(
   }
   if (config.afterModelCall?.length) {
     hooks.afterModelCall = async ({ turn, message, usage }) => {
-      for (const hook of matching(config.afterModelCall, "model")) {
+      for (const hook of _matching(config.afterModelCall, "model")) {
         const outcome = await run(hook, "afterModelCall", { turn, message, usage });
         if (outcome?.code === 2 && outcome.stderr.trim()) notes.push(outcome.stderr.trim());
       }
@@ -136,27 +154,81 @@ export function shellHooks(
   }
   if (config.onEvent?.length) {
     hooks.onEvent = (event: AgentEvent) => {
-      for (const hook of matching(config.onEvent, event.type)) void run(hook, "onEvent", { event });
+      for (const hook of _matching(config.onEvent, event.type)) {
+        void run(hook, "onEvent", { event });
+      }
     };
   }
   return hooks;
+}
+
+/** The commands of `hooks` whose matcher fits `subject` (a tool name or an event type). */
+function _matching(hooks: ShellHook[] | undefined, subject: string): ShellHook[] {
+  return (hooks ?? []).filter((hook) =>
+    !hook.matcher || new RegExp(`^(?:${hook.matcher})$`).test(subject)
+  );
+}
+
+/** The hooks when none may run: said once; a call a command would have checked is blocked. */
+function _refused(config: ShellHooksConfig, refuse: string, warn: (text: string) => void): Hooks {
+  const reason = refuse.charAt(0).toLowerCase() + refuse.slice(1);
+  const guards = config.beforeToolCall ?? [];
+  warn(
+    `the settings' hooks are refused: ${reason}` +
+      (guards.length ? " The tool calls their beforeToolCall commands check are refused too." : ""),
+  );
+  if (!guards.length) return {};
+  return {
+    beforeToolCall: ({ call }) => {
+      const hook = _matching(guards, call.name)[0];
+      return hook ? { block: `the hook "${hook.command}" is refused: ${reason}` } : undefined;
+    },
+  };
+}
+
+/** Options of {@link _run}. */
+interface _RunOptions {
+  cwd: string;
+  warn(text: string): void;
+  sandbox?: { bwrap: string; writable: string[]; net: boolean; hide?: string[] };
+}
+
+/**
+ * `sh -c <command>`, with the agent's environment less its secrets; in the sandbox, through
+ * bwrap, in a session of its own (nothing inside has a terminal to push keystrokes into), so
+ * that killing bwrap ends everything inside.
+ */
+function _command(hook: ShellHook, name: string, options: _RunOptions): Deno.Command {
+  const env = sandboxEnv({ ..._hostEnv(), AGENT_HOOK: name });
+  const io = { stdin: "piped", stdout: "piped", stderr: "piped" } as const;
+  const command = ["sh", "-c", hook.command];
+  if (!options.sandbox) {
+    return new Deno.Command(command[0], {
+      args: command.slice(1),
+      cwd: options.cwd,
+      env,
+      clearEnv: true,
+      ...io,
+    });
+  }
+  return new Deno.Command(options.sandbox.bwrap, {
+    args: sandboxArgs({ ...options.sandbox, command, cwd: options.cwd, home: env.HOME }),
+    cwd: options.cwd,
+    env,
+    clearEnv: true,
+    detached: true,
+    ...io,
+  });
 }
 
 async function _run(
   hook: ShellHook,
   name: string,
   payload: unknown,
-  options: { cwd: string; warn(text: string): void },
+  options: _RunOptions,
 ): Promise<_Outcome | undefined> {
   try {
-    const child = new Deno.Command("sh", {
-      args: ["-c", hook.command],
-      cwd: options.cwd,
-      env: { AGENT_HOOK: name },
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
+    const child = _command(hook, name, options).spawn();
     const timer = setTimeout(() => child.kill("SIGKILL"), (hook.timeout ?? 60) * 1000);
     const writer = child.stdin.getWriter();
     await writer.write(new TextEncoder().encode(JSON.stringify(payload))).catch(() => {});
