@@ -18,6 +18,7 @@ import { AgentError, describeError } from "./lib/errors.ts";
 import type { RunStatus } from "./lib/events.ts";
 import { inputHistory } from "./lib/interactive/history.ts";
 import { readStdin, STDIN_WAIT_MS } from "./lib/cli/stdin.ts";
+import { askTrustOnTerminal, type TrustAnswer, type TrustRequest } from "./lib/cli/trust.ts";
 import { readEnv } from "./lib/providers/resolve.ts";
 
 export type { CliOutput, HeadlessIo };
@@ -45,6 +46,8 @@ export interface CliIo extends HeadlessIo {
   env(name: string): string | undefined;
   /** Whether stdin is a terminal: no prompt then starts an interactive session. */
   interactive?: boolean;
+  /** Asks on the terminal whether to trust the project (the terminal session only). */
+  askTrust?: (request: TrustRequest) => Promise<TrustAnswer>;
 }
 
 /**
@@ -119,6 +122,8 @@ async function _main(args: readonly string[], io: CliIo): Promise<number> {
     warn: (text) => io.err(`agent: ${text}\n`),
     log: (text) => io.err(`${text}\n`),
     interactive,
+    // Only the terminal session asks whether to trust the project; other runs go on without.
+    askTrust: interactive ? io.askTrust : undefined,
   });
   try {
     return await _dispatch(options, prepared, prompt, io);
@@ -226,6 +231,7 @@ export function denoIo(): CliIo {
     readStdin: (options) => readStdin(options?.optional ?? false, err),
     env: readEnv,
     interactive: Deno.stdin.isTerminal(),
+    askTrust: (request) => Promise.resolve(askTrustOnTerminal(request)),
     outIsTerminal: Deno.stdout.isTerminal(),
     color: Deno.stderr.isTerminal() && !readEnv("NO_COLOR"),
     onInterrupt(handler) {

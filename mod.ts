@@ -38,7 +38,13 @@ export {
   runAgent,
   type RunAgentOptions,
 } from "./lib/loop.ts";
-export type { AgentEvent, AgentEventType, RunResult, RunStatus } from "./lib/events.ts";
+export type {
+  AgentEvent,
+  AgentEventType,
+  ProjectReport,
+  RunResult,
+  RunStatus,
+} from "./lib/events.ts";
 export {
   type AssistantMessage,
   type AssistantPart,

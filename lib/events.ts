@@ -44,6 +44,19 @@ export interface RunResult {
   compaction?: CompactionState;
 }
 
+/**
+ * How a run stands with the project it works in: whether the user trusts it, and if not, what it
+ * asked for that was left out (its hooks, MCP servers, allow rules, default mode).
+ */
+export interface ProjectReport {
+  /** The project's directory. */
+  dir: string;
+  /** Whether the project is trusted. */
+  trusted: boolean;
+  /** What was left out, in words (empty when trusted or when it asked for nothing). */
+  withheld: string[];
+}
+
 /** What a run streams, in order: `start`, then turns, then `result`. */
 export type AgentEvent =
   | {
@@ -61,6 +74,8 @@ export type AgentEvent =
     capabilities?: Readonly<Record<string, string>>;
     /** The sandbox shell commands run in, when the caller said. */
     sandbox?: SandboxReport;
+    /** Whether the project is trusted, and what of it was left out if not, when the caller said. */
+    project?: ProjectReport;
   }
   | {
     /** A model call begins. */

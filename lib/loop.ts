@@ -116,6 +116,7 @@ async function* _run(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunRe
       cwd,
       ...(options.capabilities ? { capabilities: options.capabilities } : {}),
       ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+      ...(options.project ? { project: options.project } : {}),
     };
     const input = typeof options.input === "string"
       ? [userMessage(options.input)]

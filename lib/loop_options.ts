@@ -6,6 +6,7 @@
  */
 
 import type { SandboxReport } from "./sandbox/policy.ts";
+import type { ProjectReport } from "./events.ts";
 import type { CompactionOptions } from "./compaction.ts";
 import type { CompactionState } from "./context.ts";
 import type { Hooks, PermissionCallback } from "./hooks.ts";
@@ -74,6 +75,8 @@ export interface RunAgentOptions {
   capabilities?: Readonly<Record<string, string>>;
   /** The sandbox shell commands run in, reported in the `start` event. */
   sandbox?: SandboxReport;
+  /** Whether the project is trusted and what was left out if not, reported in `start`. */
+  project?: ProjectReport;
   /** The most output tokens per model call. */
   maxOutputTokens?: number;
   /** Sampling temperature. */

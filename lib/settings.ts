@@ -3,18 +3,20 @@
  * `$AGENT_CONFIG_DIR`) and the project's (`.agent/settings.json`, found from the working
  * directory up to the repository root). The project's file is read with care: it comes with
  * whatever repository was cloned, so it may not define providers (a provider decides where API
- * keys are sent).
+ * keys are sent), and what in it could run code or widen a permission waits for the user's
+ * trust.
  *
  * @module
  */
 
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { z } from "zod";
 import { ConfigError } from "./errors.ts";
 import type { ShellHook, ShellHooksConfig } from "./cli/shell_hooks.ts";
 import type { MemorySettings } from "./cli/memory.ts";
 import type { SandboxMode, SandboxSettings } from "./cli/sandbox.ts";
 import type { ModelOverride, ProviderConfig } from "./providers/resolve.ts";
+import { type ProjectFile, readProjectFiles } from "./cli/project.ts";
 
 const pricing = z.object({
   input: z.number().nonnegative(),
@@ -85,6 +87,7 @@ const settingsSchema = z.looseObject({
     }).strict().optional(),
   }).strict().optional(),
   thinkingBudget: z.number().int().nonnegative().optional(),
+  trustedDirectories: z.array(z.string().min(1)).optional(),
   providers: z.record(z.string(), provider).optional(),
   models: z.record(z.string(), model).optional(),
 });
@@ -115,14 +118,40 @@ export interface Settings {
    * (user settings; a project may only make it `required`).
    */
   sandbox?: SandboxMode | SandboxSettings;
+  /**
+   * Directories whose projects (and those below them) are trusted without asking: their hooks,
+   * MCP servers, allow rules and default mode apply (user settings only; `~/` for the home
+   * directory).
+   */
+  trustedDirectories?: string[];
   /** Further keys, for other parts of the agent. */
   [key: string]: unknown;
 }
 
+/**
+ * What a project's settings ask for that could run code or widen a permission: applied only
+ * once the user trusts the project ({@link withProjectGrants}).
+ */
+export interface ProjectGrants {
+  /** The project's settings file. */
+  path: string;
+  /** Its hook commands. */
+  hooks?: ShellHooksConfig;
+  /** Its allow rules. */
+  allow?: string[];
+  /** Its default permission mode. */
+  defaultMode?: "plan" | "default" | "accept-edits";
+}
+
 /** The merged settings and where they came from. */
 export interface LoadedSettings {
-  /** The user's settings with the project's laid over them. */
+  /**
+   * The user's settings with what the project's may set at once laid over them: what only
+   * narrows, and a model among the user's providers.
+   */
   settings: Settings;
+  /** What the project's settings ask for that needs the user's trust, if anything. */
+  grants?: ProjectGrants;
   /** The files read. */
   files: string[];
   /** What was ignored, and why. */
@@ -147,9 +176,12 @@ export function userSettingsPath(env: (name: string) => string | undefined): str
 }
 
 /**
- * Reads and merges the user's and the project's settings. Files that do not exist, or that
- * Deno does not already let the agent read, are skipped; a file that is not valid JSON or
- * does not fit the schema is a {@link ConfigError} naming the file and the problem.
+ * Reads and merges the user's and the project's settings. The project's file is found as
+ * {@link readProjectFiles} says (or given, read already); what in it could run code or widen a
+ * permission (hooks, allow rules, the default mode) is set apart in `grants`, for the caller to
+ * apply once the project is trusted. Files that do not exist, or that Deno does not already let
+ * the agent read, are skipped; a file that is not valid JSON or does not fit the schema is a
+ * {@link ConfigError} naming the file and the problem.
  *
  * @example
  * ```ts
@@ -159,25 +191,40 @@ export function userSettingsPath(env: (name: string) => string | undefined): str
  * ```
  */
 export async function loadSettings(
-  options: { cwd: string; env: (name: string) => string | undefined },
+  options: {
+    cwd: string;
+    env: (name: string) => string | undefined;
+    /** The project's settings file, read already; `null`: none. */
+    project?: ProjectFile | null;
+  },
 ): Promise<LoadedSettings> {
   const files: string[] = [];
   const warnings: string[] = [];
   const userPath = userSettingsPath(options.env);
   const user = userPath ? await _read(userPath) : undefined;
   if (user) files.push(userPath!);
-  const projectPath = await _findProjectSettings(options.cwd);
-  const project = projectPath ? await _read(projectPath) : undefined;
+  let found = options.project;
+  if (found === undefined) {
+    const read = await readProjectFiles(options.cwd);
+    warnings.push(...read.warnings);
+    found = read.settings ?? null;
+  }
+  const projectPath = found?.path;
+  const project = found ? _parse(found.text, found.path) : undefined;
   if (project) files.push(projectPath!);
 
   const settings: Settings = { ...user };
+  let grants: ProjectGrants | undefined;
   if (project) {
-    const { providers, model, models, ...rest } = project;
+    const { providers, model, models, trustedDirectories, ...rest } = project;
     if (providers) {
       warnings.push(
         `${projectPath}: "providers" ignored; providers decide where API keys go, so only the ` +
           `user settings (${userPath ?? "~/.config/agent/settings.json"}) may define them`,
       );
+    }
+    if (trustedDirectories) {
+      warnings.push(`${projectPath}: "trustedDirectories" ignored; only the user settings may trust`);
     }
     // The project may pick a model, but only among the presets and the user's providers.
     const { permissions, hooks, memory, sandbox, ...others } = rest;
@@ -210,27 +257,66 @@ export async function loadSettings(
     }
     if (model) settings.model = model;
     if (models) settings.models = { ...user?.models, ...models };
-    // Rules and hooks of both files apply.
-    if (permissions) {
+    // Deny and ask rules only narrow: they apply at once. The rest waits for trust.
+    if (permissions?.ask?.length || permissions?.deny?.length) {
       const mine = user?.permissions ?? {};
       settings.permissions = {
-        allow: [...(mine.allow ?? []), ...(permissions.allow ?? [])],
+        ...mine,
         ask: [...(mine.ask ?? []), ...(permissions.ask ?? [])],
         deny: [...(mine.deny ?? []), ...(permissions.deny ?? [])],
-        defaultMode: permissions.defaultMode ?? mine.defaultMode,
       };
     }
-    if (hooks) {
-      const merged: ShellHooksConfig = { ...user?.hooks };
-      for (
-        const [event, list] of Object.entries(hooks) as [keyof ShellHooksConfig, ShellHook[]][]
-      ) {
-        merged[event] = [...(merged[event] ?? []), ...list];
-      }
-      settings.hooks = merged;
+    const hasHooks = hooks && Object.values(hooks).some((list) => list?.length);
+    if (hasHooks || permissions?.allow?.length || permissions?.defaultMode) {
+      grants = {
+        path: projectPath!,
+        ...(hasHooks ? { hooks } : {}),
+        ...(permissions?.allow?.length ? { allow: permissions.allow } : {}),
+        ...(permissions?.defaultMode ? { defaultMode: permissions.defaultMode } : {}),
+      };
     }
   }
-  return { settings, files, warnings };
+  return { settings, grants, files, warnings };
+}
+
+/**
+ * The settings with a trusted project's grants laid over them: its allow rules after the
+ * user's, its hooks after the user's, its default mode over the user's.
+ *
+ * @example
+ * ```ts
+ * import { withProjectGrants } from "./settings.ts";
+ * const settings = withProjectGrants(
+ *   { permissions: { allow: ["read"] } },
+ *   { path: "/p/.agent/settings.json", allow: ["bash(npm test)"], defaultMode: "accept-edits" },
+ * );
+ * if (settings.permissions?.allow?.join() !== "read,bash(npm test)") throw new Error("unexpected");
+ * ```
+ */
+export function withProjectGrants(settings: Settings, grants: ProjectGrants | undefined): Settings {
+  if (!grants) return settings;
+  const mine = settings.permissions ?? {};
+  const merged: Settings = {
+    ...settings,
+    permissions: {
+      ...mine,
+      allow: [...(mine.allow ?? []), ...(grants.allow ?? [])],
+      defaultMode: grants.defaultMode ?? mine.defaultMode,
+    },
+  };
+  if (grants.hooks) {
+    const hooks: ShellHooksConfig = { ...settings.hooks };
+    for (
+      const [event, list] of Object.entries(grants.hooks) as [
+        keyof ShellHooksConfig,
+        ShellHook[],
+      ][]
+    ) {
+      hooks[event] = [...(hooks[event] ?? []), ...list];
+    }
+    merged.hooks = hooks;
+  }
+  return merged;
 }
 
 async function _read(path: string): Promise<Settings | undefined> {
@@ -241,6 +327,10 @@ async function _read(path: string): Promise<Settings | undefined> {
   } catch {
     return undefined;
   }
+  return _parse(text, path);
+}
+
+function _parse(text: string, path: string): Settings {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -252,25 +342,4 @@ async function _read(path: string): Promise<Settings | undefined> {
     throw new ConfigError(`Bad settings in ${path}:\n${z.prettifyError(checked.error)}`);
   }
   return checked.data as Settings;
-}
-
-/** `.agent/settings.json` in the working directory or the nearest ancestor up to the repository root. */
-async function _findProjectSettings(cwd: string): Promise<string | undefined> {
-  for (let dir = cwd;; dir = dirname(dir)) {
-    const path = join(dir, ".agent", "settings.json");
-    if (Deno.permissions.querySync({ name: "read", path: dir }).state !== "granted") {
-      return undefined;
-    }
-    if (await _exists(path)) return path;
-    if (await _exists(join(dir, ".git")) || dirname(dir) === dir) return undefined;
-  }
-}
-
-async function _exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

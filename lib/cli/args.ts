@@ -70,6 +70,8 @@ export interface CliArgs {
   help: boolean;
   /** Show the version. */
   version: boolean;
+  /** Trust the project: its hooks, MCP servers, allow rules and default mode apply. */
+  trustProject: boolean;
   /** `-p, --print`: run one task headless, even with no prompt argument (then stdin is read). */
   print: boolean;
   /** The prompt from the arguments (empty when none). */
@@ -128,6 +130,7 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "V" },
         print: { type: "boolean", short: "p" },
+        "trust-project": { type: "boolean" },
       },
     });
   } catch (error) {
@@ -214,6 +217,7 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
     help: values.help ?? false,
     version: values.version ?? false,
     print: values.print ?? false,
+    trustProject: values["trust-project"] ?? false,
     prompt: command ? "" : positionals.join(" ").trim(),
   };
 }

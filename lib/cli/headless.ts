@@ -52,6 +52,7 @@ export async function runHeadless(
     cwd: setup.cwd,
     capabilities: setup.capabilities,
     sandbox: prepared.sandbox,
+    project: prepared.project,
     // Headless: nobody can answer, so a rule that asks refuses.
     permission: permissionPolicy({
       rules: prepared.rules,

@@ -95,6 +95,8 @@ Options:
       --deny <rule>             refuse matching calls, e.g. "bash(rm *)", "write(secrets/**)"
       --permission-mode <mode>  plan (look and propose), default, or accept-edits
       --mcp-config <file>       MCP servers (also read: .mcp.json); repeatable
+      --trust-project           let this project's hooks, MCP servers, allow rules and default
+                                mode apply (otherwise only a trusted project's do)
       --sandbox <mode>          run shell commands in bubblewrap: auto (when installed;
                                 the default), required (refuse without it), or off
       --tools <a,b>             offer only these tools

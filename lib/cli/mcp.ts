@@ -14,6 +14,7 @@ import {
   type McpSandboxOptions,
   type McpServerConfig,
 } from "../mcp/mod.ts";
+import type { ProjectFile } from "./project.ts";
 
 /**
  * Starts the configured MCP servers that Deno lets the agent start; warns about the others.
@@ -29,15 +30,30 @@ export async function startMcp(options: {
   sandbox?: McpSandboxOptions;
   /** Every stdio server runs in the sandbox (`--sandbox required`). */
   sandboxAll?: boolean;
+  /** The project's `.mcp.json` as read, or `false` when the project is not trusted. */
+  project: ProjectFile | false;
 }): Promise<McpConnection | undefined> {
-  const { config, warnings } = await loadMcpConfig({
+  const { config, projectServers, warnings } = await loadMcpConfig({
     cwd: options.cwd,
     files: options.files,
     env: options.env,
+    project: options.project,
   });
   for (const warning of warnings) options.warn(warning);
   const allowed: Record<string, McpServerConfig> = {};
-  for (const [name, given] of Object.entries(config.mcpServers)) {
+  for (const [name, configured] of Object.entries(config.mcpServers)) {
+    let given = configured;
+    // A project's server may ask for the sandbox, never loosen it: no network, nothing more to
+    // write than the workspace.
+    if (projectServers.includes(name) && "command" in given && typeof given.sandbox === "object") {
+      if (given.sandbox.net || given.sandbox.writable?.length) {
+        options.warn(
+          `MCP server "${name}": the project's "sandbox" may not add network or writable ` +
+            `paths; it runs in the plain sandbox`,
+        );
+      }
+      given = { ...given, sandbox: true };
+    }
     const server = options.sandboxAll && "command" in given
       ? { ...given, sandbox: given.sandbox || true }
       : given;

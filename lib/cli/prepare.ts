@@ -18,7 +18,18 @@ import {
   type SessionStore,
   sessionsWritable,
 } from "../session/mod.ts";
-import { loadSettings, type Settings } from "../settings.ts";
+import { loadSettings, type Settings, userSettingsPath, withProjectGrants } from "../settings.ts";
+import type { ProjectReport } from "../events.ts";
+import { readProjectFiles } from "./project.ts";
+import {
+  decideTrust,
+  type TrustAnswer,
+  trustedDirectories,
+  type TrustRequest,
+  trustRequest,
+  trustStore,
+  untrustedNotice,
+} from "./trust.ts";
 import { type CliArgs, UsageError } from "./args.ts";
 import { type RunSetup, setupRun, systemPromptFor, workspaceRoots } from "./setup.ts";
 import { type CliSandbox, resolveCliSandbox } from "./sandbox.ts";
@@ -46,6 +57,8 @@ export interface CliEnvironment {
   log(text: string): void;
   /** Whether stdin is a terminal (no prompt then means an interactive session). */
   interactive: boolean;
+  /** Asks the user whether to trust the project (the terminal session); else nobody is asked. */
+  askTrust?: (request: TrustRequest) => Promise<TrustAnswer>;
 }
 
 /** A CLI run, ready to go. */
@@ -54,6 +67,8 @@ export interface Prepared {
   cwd: string;
   /** The command that started the agent, for hints ("go on with: <command> -c"), if known. */
   command?: string;
+  /** Whether the project is trusted, and what of it was left out if not. */
+  project: ProjectReport;
   /** The merged settings. */
   settings: Settings;
   /** The model's name, `provider/model`. */
@@ -94,8 +109,22 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
   const { env, warn } = environment;
   const cwd = resolve(options.cwd ?? Deno.cwd());
   const command = thisInvocation(Deno.cwd());
-  const { settings, warnings } = await loadSettings({ cwd, env });
-  for (const warning of warnings) warn(warning);
+  // What the project supplies applies once its user trusts it; what only narrows, at once.
+  const files = await readProjectFiles(cwd);
+  const loaded = await loadSettings({ cwd, env, project: files.settings ?? null });
+  for (const warning of [...files.warnings, ...loaded.warnings]) warn(warning);
+  const sessionsDir = defaultSessionsDir(env);
+  const trust = await decideTrust(trustRequest(files, loaded.grants), {
+    flag: options.trustProject,
+    directories: trustedDirectories(loaded.settings.trustedDirectories, env("HOME")),
+    store: sessionsDir ? trustStore(dirname(sessionsDir)) : undefined,
+    ask: environment.askTrust,
+  });
+  const settings = trust.trusted
+    ? withProjectGrants(loaded.settings, loaded.grants)
+    : loaded.settings;
+  const project: ProjectReport = { dir: files.root, ...trust };
+  if (!trust.trusted) warn(untrustedNotice(project, userSettingsPath(env)));
 
   const store = options.noSession
     ? undefined
@@ -141,7 +170,6 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
   };
   const sessionMode = environment.interactive ? "interactive" : "headless";
   // The data directory holds sessions, input history and memory; each needs writing there.
-  const sessionsDir = defaultSessionsDir(env);
   const sandbox = await _sandbox(options, settings, env, sessionMode, sessionsDir);
   if (sandbox.notice) warn(sandbox.notice);
   const mcp = await startMcp({
@@ -152,6 +180,7 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
     mode: sessionMode,
     sandbox: sandbox.mcp,
     sandboxAll: sandbox.mcpAll,
+    project: trust.trusted ? files.mcp ?? false : false,
   });
   let setup: RunSetup;
   try {
@@ -182,6 +211,7 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
   return {
     cwd,
     command,
+    project,
     settings,
     modelSpec,
     model,

@@ -50,6 +50,7 @@ export async function runServe(
       maxTurns: options.maxTurns,
       capabilities: setup.capabilities,
       sandbox: prepared.sandbox,
+      project: prepared.project,
       // Nobody can answer a question: a rule that asks refuses.
       permission: permissionPolicy({
         rules: prepared.rules,

@@ -15,6 +15,7 @@ import { runLoops } from "../runloop/manager.ts";
 import { runInLoop } from "../runloop/run.ts";
 import type { CapabilityStates, WithheldTool } from "../capabilities.ts";
 import type { SandboxReport } from "../sandbox/policy.ts";
+import type { ProjectReport } from "../events.ts";
 import { compactConversation } from "../compaction.ts";
 import { costOf } from "../cost.ts";
 import type { Message } from "../messages.ts";
@@ -58,6 +59,8 @@ export interface InteractiveOptions {
   capabilities: CapabilityStates;
   /** The sandbox shell commands run in, for the `start` event. */
   sandbox?: SandboxReport;
+  /** How the session stands with its project, for the `start` event. */
+  project?: ProjectReport;
   /** Model calls allowed per run. */
   maxTurns?: number;
   /** Where sessions are saved; none: nothing is saved. */
@@ -272,6 +275,7 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     cwd: options.cwd,
     capabilities: options.capabilities,
     sandbox: options.sandbox,
+    project: options.project,
     permission,
     hooks: options.hooks,
   });

@@ -67,6 +67,8 @@ export interface McpConfig {
 export interface LoadedMcpConfig {
   /** The merged configuration, with variables expanded. */
   config: McpConfig;
+  /** The servers that come from the project's `.mcp.json` (not replaced by a `--mcp-config`). */
+  projectServers: string[];
   /** The files read, in order. */
   files: string[];
   /** What was skipped or looks wrong, e.g. a variable that is not set. */
@@ -87,6 +89,11 @@ export interface LoadMcpConfigOptions {
    * `Deno.env.get` for the variables Deno already grants, without asking).
    */
   env?: (name: string) => string | undefined;
+  /**
+   * The project's `.mcp.json`: read from `cwd` (default), given as read already, or `false` to
+   * leave the project's servers out (a project its user does not trust).
+   */
+  project?: { path: string; text: string } | false;
 }
 
 /** Options of {@link parseMcpConfig}. */
@@ -243,17 +250,27 @@ export async function loadMcpConfig(options: LoadMcpConfigOptions): Promise<Load
   const files: string[] = [];
   const warnings: string[] = [];
   const mcpServers: Record<string, McpServerConfig> = {};
-  const add = (value: unknown, source: string) => {
+  // The servers of the project's file, as long as no later file replaces them.
+  const fromProject = new Set<string>();
+  const add = (value: unknown, source: string, isProject = false) => {
     const parsed = parseMcpConfig(value, { source, env: options.env ?? grantedEnv });
     Object.assign(mcpServers, parsed.config.mcpServers);
+    for (const name of Object.keys(parsed.config.mcpServers)) {
+      if (isProject) fromProject.add(name);
+      else fromProject.delete(name);
+    }
     warnings.push(...parsed.warnings);
   };
 
-  const project = join(options.cwd, ".mcp.json");
-  const text = await _read(project, false, warnings);
-  if (text !== undefined) {
-    add(_json(text, project), project);
-    files.push(project);
+  let project = options.project;
+  if (project === undefined) {
+    const path = join(options.cwd, ".mcp.json");
+    const text = await _read(path, false, warnings);
+    project = text === undefined ? false : { path, text };
+  }
+  if (project) {
+    add(_json(project.text, project.path), project.path, true);
+    files.push(project.path);
   }
   for (const given of options.files ?? []) {
     if (given.trimStart().startsWith("{")) {
@@ -266,7 +283,7 @@ export async function loadMcpConfig(options: LoadMcpConfigOptions): Promise<Load
     add(_json(text, path), path);
     files.push(path);
   }
-  return { config: { mcpServers }, files, warnings };
+  return { config: { mcpServers }, projectServers: [...fromProject], files, warnings };
 }
 
 /** The file's text; undefined when it is absent (and optional) or not readable without asking. */
