@@ -33,6 +33,8 @@ async function runCli(
       MOD,
       "-m",
       "openai/test",
+      // These runs test what a project's settings and .mcp.json do once it is trusted.
+      "--trust-project",
       "--cwd",
       dir,
       "--no-session",
