@@ -313,14 +313,15 @@ Deno.test({
       { text: "done" },
     ];
     await using confined = startMockOpenAIServer({ replies: echo });
-    const run = await runCli(confined, ["--cwd", dir, "go"]);
+    // The project's own server: it runs once the project is trusted.
+    const run = await runCli(confined, ["--cwd", dir, "--trust-project", "go"]);
     assert.equal(run.code, 0, run.stderr);
     assert.ok(run.events[0].tools.includes("mcp__everything__echo"), run.stderr);
     assert.match(outputs(run)[0], /from inside/);
 
     // With the sandbox off, a server that asks for it is not started unconfined.
     await using off = startMockOpenAIServer({ replies: () => ({ text: "ok" }) });
-    const refused = await runCli(off, ["--cwd", dir, "--sandbox", "off", "go"]);
+    const refused = await runCli(off, ["--cwd", dir, "--trust-project", "--sandbox", "off", "go"]);
     assert.equal(refused.code, 0, refused.stderr);
     assert.ok(!refused.events[0].tools.includes("mcp__everything__echo"));
     assert.match(
