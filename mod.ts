@@ -173,6 +173,8 @@ export {
   memorySessionStore,
   type NewSession,
   projectSessionsDir,
+  type Redactor,
+  redactValue,
   SECRET_ENV_NAMES,
   secretRedactor,
   secretsFromEnv,

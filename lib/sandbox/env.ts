@@ -5,48 +5,26 @@
  * @module
  */
 
-import { isSecretEnvName, SECRET_ENV_NAMES } from "../session/redact.ts";
+import { isSecretEnvName, looksSecret, SECRET_ENV_NAMES } from "../session/redact.ts";
 
 /**
- * Names stripped whatever their form: the providers' keys ({@link SECRET_ENV_NAMES}, which
- * session redaction uses too), the usual tokens, and variables that hand out credentials
- * without looking like them (cloud metadata endpoints, agent sockets).
+ * Names stripped whatever their form: the one list of secret names that redaction uses too
+ * ({@link SECRET_ENV_NAMES}): the providers' keys, the usual tokens, and variables that hand out
+ * credentials without looking like them (cloud metadata endpoints, agent sockets).
  */
-export const SANDBOX_STRIPPED_ENV: readonly string[] = [
-  ...SECRET_ENV_NAMES,
-  "GOOGLE_API_KEY",
-  "GITHUB_TOKEN",
-  "GH_TOKEN",
-  "AWS_ACCESS_KEY_ID",
-  "AWS_SECRET_ACCESS_KEY",
-  "AWS_SESSION_TOKEN",
-  "AWS_SECURITY_TOKEN",
-  "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-  "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-  "AWS_CONTAINER_AUTHORIZATION_TOKEN",
-  "DOCKER_AUTH_CONFIG",
-  "SSH_AUTH_SOCK",
-  "GPG_AGENT_INFO",
-];
+export const SANDBOX_STRIPPED_ENV: readonly string[] = SECRET_ENV_NAMES;
 
 /**
- * A name that holds a secret: one ending in `_KEY`, `_KEYS`, `_KEY_ID`, `_APIKEY`, `_TOKEN`,
- * `_TOKENS`, `_SECRET`, `_SECRETS`, `_CREDENTIALS`, `_PAT` or `_AUTH` (or equal to one of these
- * without the `_`), or containing `PASSWORD`, `PASSWD` or `PASSPHRASE`; case is ignored.
- */
-const _SECRET_NAME =
-  /(^|_)(KEYS?|KEY_ID|APIKEY|TOKENS?|SECRETS?|CREDENTIALS|PAT|AUTH)$|PASSWORD|PASSWD|PASSPHRASE/i;
-
-const _STRIPPED = new Set(SANDBOX_STRIPPED_ENV);
-
-/**
- * The environment without its secrets, for a sandboxed command. Stripped: every name in
- * {@link SANDBOX_STRIPPED_ENV}, and every name that ends in `_KEY`, `_KEYS`, `_KEY_ID`,
- * `_APIKEY`, `_TOKEN`, `_TOKENS`, `_SECRET`, `_SECRETS`, `_CREDENTIALS`, `_PAT` or `_AUTH` (or is
- * one of these words alone), or that contains `PASSWORD`, `PASSWD` or `PASSPHRASE`, in any case.
- * Kept: everything else, unchanged — `PATH`, `HOME`, `USER`, `LANG`, `TERM`, `SHELL`, `EDITOR`,
- * `GIT_AUTHOR_NAME`, `AWS_REGION`, `AWS_PROFILE`, proxy settings and the like. (A value is never
- * looked at: a URL with a password in it, such as `DATABASE_URL`, is kept.)
+ * The environment without its secrets, for a sandboxed command. Stripped: every variable that
+ * redaction counts as a secret (`isSecretEnvName`: the names in {@link SANDBOX_STRIPPED_ENV},
+ * and names ending in `_KEY`, `_KEYS`, `_KEY_ID`, `_KEY_BASE`, `_APIKEY`, `_TOKEN`, `_SECRET`,
+ * `_CREDENTIALS`, `_PAT`, `_AUTH`, `_DSN`, `_PASS`, `_PWD`, …, starting with `SECRET_`, or
+ * holding `PASSWORD`, `PASSWD` or `PASSPHRASE`, in any case); every name in `also` (e.g. the
+ * `apiKeyEnv` of the user's providers); and every variable whose value has the shape of a key
+ * or token (`sk-…`, `ghp_…`, a private key block, …) whatever its name. Kept: everything else,
+ * unchanged — `PATH`, `HOME`, `PWD`, `USER`, `LANG`, `TERM`, `SHELL`, `EDITOR`,
+ * `GIT_AUTHOR_NAME`, `AWS_REGION`, `AWS_PROFILE`, proxy settings and the like. (A URL with a
+ * password in it, such as `DATABASE_URL`, is kept.)
  *
  * @example
  * ```ts
@@ -56,17 +34,20 @@ const _STRIPPED = new Set(SANDBOX_STRIPPED_ENV);
  *   OPENAI_API_KEY: "sk-1",
  *   GH_TOKEN: "ghp_1",
  *   PGPASSWORD: "hunter2",
+ *   MYSQL_PWD: "hunter3",
+ *   CORP_LLM: "corp-1",
  *   AWS_REGION: "eu-west-1",
- * });
+ * }, ["CORP_LLM"]);
  * if (Object.keys(env).join() !== "PATH,AWS_REGION") throw new Error(Object.keys(env).join());
  * ```
  */
-export function sandboxEnv(env: Record<string, string>): Record<string, string> {
+export function sandboxEnv(
+  env: Record<string, string>,
+  also: readonly string[] = [],
+): Record<string, string> {
   const kept: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    const secret = _STRIPPED.has(name.toUpperCase()) || _SECRET_NAME.test(name) ||
-      isSecretEnvName(name);
-    if (secret) continue;
+    if (isSecretEnvName(name) || also.includes(name) || looksSecret(value)) continue;
     kept[name] = value;
   }
   return kept;

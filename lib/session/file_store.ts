@@ -7,9 +7,10 @@
  * @module
  */
 
-import { basename, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { infoFromTail, parseHeaderLine, parseSessionText, titleFromHead } from "./jsonl.ts";
 import { fileSessionWriter } from "./file_writer.ts";
+import { ensurePrivateDir, ensurePrivateFile } from "./private_files.ts";
 import {
   compareSessions,
   newSessionHeader,
@@ -36,8 +37,9 @@ export interface FileSessionStoreOptions {
 /**
  * A {@link SessionStore} of JSONL files under `options.dir`: line 1 the header, then one line
  * per entry. Appending costs the same however long the session is (the file is never re-read
- * or rewritten); listing reads only the first and last few KB of each file. Folders are created
- * private to the user (0700), files too (0600).
+ * or rewritten); listing reads only the first and last few KB of each file. Folders are private
+ * to the user (0700), files too (0600): created so, and made so when an earlier version left
+ * them readable by others.
  *
  * @example
  * ```ts
@@ -86,7 +88,8 @@ export function fileSessionStore(options: FileSessionStoreOptions): SessionStore
       // A chosen id may be taken in another project's folder; random ones are not.
       if (init.id !== undefined && await _taken(dir, header.id)) _exists(header.id);
       const folder = projectSessionsDir(dir, header.cwd);
-      await Deno.mkdir(folder, { recursive: true, mode: 0o700 });
+      ensurePrivateDir(folder);
+      ensurePrivateDir(dir);
       const path = join(folder, `${header.id}.jsonl`);
       let file: Deno.FsFile;
       try {
@@ -99,6 +102,10 @@ export function fileSessionStore(options: FileSessionStoreOptions): SessionStore
     },
     async open(idOrPrefix) {
       const { info, endsWithNewline } = await _summary(await findPath(idOrPrefix));
+      // Written by an earlier version, it may be readable by all.
+      ensurePrivateDir(dir);
+      ensurePrivateDir(dirname(info.path));
+      ensurePrivateFile(info.path);
       const file = await Deno.open(info.path, { append: true });
       const { id, messages } = info;
       return await fileSessionWriter(file, { id, messages, endsWithNewline, sync, redact });

@@ -43,4 +43,15 @@ export {
   projectSessionsDir,
   sessionsWritable,
 } from "./file_store.ts";
-export { isSecretEnvName, SECRET_ENV_NAMES, secretRedactor, secretsFromEnv } from "./redact.ts";
+export {
+  isSecretEnvName,
+  looksSecret,
+  MIN_SECRET_LENGTH,
+  REDACTED,
+  type Redactor,
+  redactValue,
+  SECRET_ENV_NAMES,
+  secretRedactor,
+  secretsFromEnv,
+} from "./redact.ts";
+export { ensurePrivateDir, ensurePrivateFile } from "./private_files.ts";

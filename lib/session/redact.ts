@@ -1,113 +1,165 @@
 /**
- * Keeps secrets out of saved sessions: API keys and the like are replaced by `[redacted]`
- * before anything is written, wherever they appear (a tool's output that printed the
- * environment included).
+ * Keeps secrets out of what is written and sent: the values of the run's keys, and whatever
+ * has the shape of a key (`sk-…`, `ghp_…`, `github_pat_…`, `xoxb-…`, `AKIA…`, JWTs, private key
+ * blocks, the password of a URL), are replaced by `[redacted]` wherever they appear — a tool's
+ * output that printed the environment included. One regular expression covers them all, so
+ * redacting costs one scan of the text however many secrets there are.
  *
  * @module
  */
 
-/** The env vars holding the providers' and search tools' keys, always treated as secrets. */
-export const SECRET_ENV_NAMES: readonly string[] = [
-  "OPENAI_API_KEY",
-  "ANTHROPIC_API_KEY",
-  "DEEPSEEK_API_KEY",
-  "OPENROUTER_API_KEY",
-  "GROQ_API_KEY",
-  "MISTRAL_API_KEY",
-  "TOGETHER_API_KEY",
-  "XAI_API_KEY",
-  "GEMINI_API_KEY",
-  "TAVILY_API_KEY",
-  "BRAVE_API_KEY",
-];
+import { MIN_SECRET_LENGTH } from "./secret_names.ts";
 
-/** Values shorter than this are not redacted: they would match too much ordinary text. */
-const MIN_SECRET_LENGTH = 8;
+export {
+  isSecretEnvName,
+  MIN_SECRET_LENGTH,
+  SECRET_ENV_NAMES,
+  secretsFromEnv,
+} from "./secret_names.ts";
 
-/**
- * Whether an env var's name says it holds a secret: `*_KEY` (`*_API_KEY` too), `*_TOKEN`,
- * `*_SECRET`, `*PASSWORD*`, `*PASSWD*`, or one of {@link SECRET_ENV_NAMES}.
- *
- * @example
- * ```ts
- * import { isSecretEnvName } from "./redact.ts";
- * if (!isSecretEnvName("GITHUB_TOKEN") || isSecretEnvName("HOME")) throw new Error("unexpected");
- * ```
- */
-export function isSecretEnvName(name: string): boolean {
-  return /(?:_KEY|_TOKEN|_SECRET)$|PASSWORD|PASSWD/i.test(name) || SECRET_ENV_NAMES.includes(name);
+/** What a secret is replaced by. */
+export const REDACTED = "[redacted]";
+
+/** Replaces the secrets in a text by `[redacted]`. */
+export interface Redactor {
+  /** The text with its secrets replaced. */
+  (text: string): string;
+  /** The secret values it redacts (beside the secret-shaped ones), to hand to another thread. */
+  readonly secrets: readonly string[];
 }
 
 /**
- * The values of the env vars that hold secrets, to give to {@link secretRedactor}: those of
- * {@link SECRET_ENV_NAMES}, of every variable whose name {@link isSecretEnvName} (when Deno
- * already grants reading the whole environment; it is asked without prompting), and of `names`
- * whatever they are called (e.g. the `apiKeyEnv` of each provider in the settings). Values
- * shorter than 8 characters are left out.
+ * Where a secret-shaped value may start: not inside a word, or right after an escape such as
+ * `\n` (a JSON-escaped line break before it).
+ */
+const _START = String.raw`(?:(?<![A-Za-z0-9_\-])|(?<=\\[nrt]))`;
+
+/** The shapes of keys and tokens, found whether or not the run knows them. */
+const _SHAPES: readonly string[] = [
+  // OpenAI (sk-…, sk-proj-…), Anthropic (sk-ant-…), DeepSeek, OpenRouter (sk-or-…).
+  String.raw`sk-[A-Za-z0-9_\-]{20,}`,
+  // Stripe.
+  String.raw`[sr]k_(?:live|test)_[A-Za-z0-9]{16,}`,
+  // GitHub: classic tokens, fine-grained ones; GitLab.
+  String.raw`gh[pousr]_[A-Za-z0-9]{20,}`,
+  String.raw`github_pat_[A-Za-z0-9_]{20,}`,
+  String.raw`glpat-[A-Za-z0-9_\-]{20,}`,
+  // Slack.
+  String.raw`xox[abposr]-[A-Za-z0-9\-]{10,}`,
+  // AWS access key ids; Google API keys.
+  String.raw`(?:AKIA|ASIA)[0-9A-Z]{16}(?![0-9A-Za-z])`,
+  String.raw`AIza[0-9A-Za-z_\-]{35}`,
+  // Groq, xAI, Hugging Face, npm, Tavily, Perplexity.
+  String.raw`(?:gsk_|hf_|npm_)[A-Za-z0-9]{30,}`,
+  String.raw`(?:xai|tvly|pplx)-[A-Za-z0-9_\-]{20,}`,
+  // JSON Web Tokens.
+  String.raw`eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}`,
+].map((shape) => _START + shape);
+
+/** A private key block, to its end (or the text's, when it was cut off). */
+const _PRIVATE_KEY = String.raw`-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?` +
+  String.raw`(?:-----END[A-Z0-9 ]*PRIVATE KEY-----|$)`;
+
+/** The password of a URL (`scheme://user:password@host`): the group `url` keeps the rest. */
+const _URL_PASSWORD = String.raw`(?<url>://[^\s/:@"\\]{0,256}:)[^\s/@"\\]{3,256}(?=@)`;
+
+/** Every shape in one pattern. */
+const _SHAPE_SOURCE = [..._SHAPES, _PRIVATE_KEY, _URL_PASSWORD].join("|");
+
+/** Whether a text holds something shaped like a key or token (a URL's password aside). */
+const _SHAPED = new RegExp([..._SHAPES, _PRIVATE_KEY].join("|"));
+
+/**
+ * Whether a value holds something shaped like a key, a token or a private key (the password
+ * of a URL is not counted).
  *
  * @example
  * ```ts
- * import { secretsFromEnv } from "./redact.ts";
- * const env: Record<string, string> = { OPENAI_API_KEY: "sk-test-123456789", CORP_LLM: "corp-secret-1" };
- * const secrets = secretsFromEnv((name) => env[name], ["CORP_LLM"]);
- * if (!secrets.includes("sk-test-123456789") || !secrets.includes("corp-secret-1")) {
- *   throw new Error("unexpected");
- * }
+ * import { looksSecret } from "./redact.ts";
+ * if (!looksSecret("sk-proj-0123456789abcdefghij") || looksSecret("/usr/bin")) throw new Error();
  * ```
  */
-export function secretsFromEnv(
-  env: (name: string) => string | undefined,
-  names: readonly string[] = [],
-): string[] {
-  const candidates = new Set([
-    ...SECRET_ENV_NAMES,
-    ..._envNames().filter(isSecretEnvName),
-    ...names,
-  ]);
-  const values = new Set<string>();
-  for (const name of candidates) {
-    const value = env(name);
-    if (!value) continue;
-    for (const form of [value, value.trim()]) {
-      if (form.length >= MIN_SECRET_LENGTH) values.add(form);
-    }
-  }
-  return [...values];
+export function looksSecret(value: string): boolean {
+  return _SHAPED.test(value);
 }
 
 /**
- * A function that replaces each secret (of 8 characters or more) in a text with `[redacted]`.
+ * A {@link Redactor} of `secrets` (those of 8 characters or more) and of every secret-shaped
+ * value: API keys and tokens of the usual services (`sk-…`, `ghp_…`, `github_pat_…`, `xox[bp]-…`,
+ * `AKIA…`, …), JWTs, private key blocks, and the password of a URL (`postgres://ada:[redacted]@db`).
  * Secrets are also found in their JSON-escaped form, so redacting a JSON line works whatever
- * characters they hold.
+ * characters they hold. All of it is one regular expression: the cost is one scan of the text.
  *
  * @example
  * ```ts
  * import { secretRedactor } from "./redact.ts";
- * const redact = secretRedactor(["sk-test-123456789", "short"]);
- * const text = redact("OPENAI_API_KEY=sk-test-123456789 PIN=short");
- * if (text !== "OPENAI_API_KEY=[redacted] PIN=short") throw new Error(text);
+ * const redact = secretRedactor(["corp-secret-1", "short"]);
+ * const text = redact("KEY=corp-secret-1 PIN=short TOKEN=ghp_0123456789abcdefghijABCDEFGHIJ");
+ * if (text !== "KEY=[redacted] PIN=short TOKEN=[redacted]") throw new Error(text);
  * ```
  */
-export function secretRedactor(secrets: readonly string[]): (text: string) => string {
+export function secretRedactor(secrets: readonly string[]): Redactor {
+  const kept = [
+    ...new Set(
+      secrets.filter((secret) => typeof secret === "string" && secret.length >= MIN_SECRET_LENGTH),
+    ),
+  ];
   const forms = new Set<string>();
-  for (const secret of secrets) {
-    if (typeof secret !== "string" || secret.length < MIN_SECRET_LENGTH) continue;
+  for (const secret of kept) {
     forms.add(secret);
     forms.add(JSON.stringify(secret).slice(1, -1));
   }
-  if (forms.size === 0) return (text) => text;
-  const alternatives = [...forms].sort((a, b) => b.length - a.length)
+  const literals = [...forms].sort((a, b) => b.length - a.length)
     .map((form) => form.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&"));
-  const pattern = new RegExp(alternatives.join("|"), "g");
-  return (text) => text.replace(pattern, "[redacted]");
+  const pattern = new RegExp([...literals, _SHAPE_SOURCE].join("|"), "g");
+  const replace = (match: string, ...rest: unknown[]) => {
+    const groups = rest.at(-1) as { url?: string } | undefined;
+    return groups?.url && match.startsWith(groups.url) ? groups.url + REDACTED : REDACTED;
+  };
+  const redact = (text: string) => text.replace(pattern, replace);
+  return Object.assign(redact, { secrets: Object.freeze(kept) });
 }
 
-/** The names of all env vars, when Deno grants reading them all; none otherwise. */
-function _envNames(): string[] {
-  try {
-    if (Deno.permissions.querySync({ name: "env" }).state !== "granted") return [];
-    return Object.keys(Deno.env.toObject());
-  } catch {
-    return [];
+/**
+ * A copy of a JSON-like value with every string in it (object keys included) redacted; the
+ * value itself when nothing changed, so that redacting what holds no secret costs no copy.
+ *
+ * @example
+ * ```ts
+ * import { redactValue, secretRedactor } from "./redact.ts";
+ * const redact = secretRedactor(["corp-secret-1"]);
+ * const value = { command: "echo corp-secret-1", n: 1, tags: ["a"] };
+ * const clean = redactValue(value, redact);
+ * if (clean.command !== "echo [redacted]" || clean.tags !== value.tags) throw new Error();
+ * ```
+ */
+export function redactValue<T>(value: T, redact: (text: string) => string): T {
+  return _redact(value, redact, 0) as T;
+}
+
+function _redact(value: unknown, redact: (text: string) => string, depth: number): unknown {
+  if (typeof value === "string") return redact(value);
+  if (value === null || typeof value !== "object" || depth > 64) return value;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item = _redact(value[i], redact, depth + 1);
+      if (item !== value[i]) (copy ??= value.slice())[i] = item;
+    }
+    return copy ?? value;
   }
+  if (Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null) {
+    return value; // typed arrays, dates and the like hold no text to redact
+  }
+  let copy: Record<string, unknown> | undefined;
+  const entries = Object.entries(value);
+  for (const [key, item] of entries) {
+    const cleanKey = redact(key);
+    const clean = _redact(item, redact, depth + 1);
+    if (clean !== item || cleanKey !== key) {
+      copy ??= Object.fromEntries(entries.map(([k, v]) => [redact(k), v]));
+      copy[cleanKey] = clean;
+    }
+  }
+  return copy ?? value;
 }
