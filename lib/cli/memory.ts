@@ -7,7 +7,7 @@
 
 import { basename, join } from "node:path";
 import { MemoryError, type MemoryStore, openMemory, openMemoryInWorker } from "../memory/mod.ts";
-import { projectSessionsDir } from "../session/mod.ts";
+import { ensurePrivateDir, projectSessionsDir, type Redactor } from "../session/mod.ts";
 import type { Settings } from "../settings.ts";
 
 /** The memory settings. */
@@ -43,7 +43,8 @@ export function memoryPath(dataDir: string, cwd: string): string {
 
 /**
  * Opens the project's memory, or gives nothing when memory is off or cannot be opened (with a
- * warning).
+ * warning). The run's secrets (those of `redact`) never reach it; the data directory and the
+ * memory's folder are made private to the user (0700), the database files too (0600).
  */
 export async function openProjectMemory(options: {
   dataDir: string;
@@ -51,6 +52,8 @@ export async function openProjectMemory(options: {
   settings: Settings;
   env: (name: string) => string | undefined;
   warn: (text: string) => void;
+  /** The run's redactor: its secrets are redacted before anything is stored. */
+  redact?: Redactor;
   /** Do the memory's work in a worker thread (where one can be started). */
   inWorker?: boolean;
 }): Promise<MemoryStore | undefined> {
@@ -64,16 +67,18 @@ export async function openProjectMemory(options: {
     apiKey: config.embeddings.apiKeyEnv ? options.env(config.embeddings.apiKeyEnv) : undefined,
   };
   try {
-    await Deno.mkdir(join(options.dataDir, "memory"), { recursive: true });
+    ensurePrivateDir(options.dataDir);
+    ensurePrivateDir(join(options.dataDir, "memory"));
+    const secrets = options.redact?.secrets ?? [];
     if (options.inWorker) {
       // A thread that cannot start (the runtime may not allow it) is no reason to go without.
-      const inWorker = await openMemoryInWorker({ path, embeddings }).catch((error) => {
+      const inWorker = await openMemoryInWorker({ path, embeddings, secrets }).catch((error) => {
         if (error instanceof MemoryError) throw error;
         return undefined;
       });
       if (inWorker) return inWorker;
     }
-    return await openMemory({ path, embeddings });
+    return await openMemory({ path, embeddings, secrets });
   } catch (error) {
     options.warn(`memory is off: ${path} could not be opened (${(error as Error).message})`);
     return undefined;

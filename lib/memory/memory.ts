@@ -13,6 +13,12 @@ export interface MemoryOptions {
   path: string;
   /** An OpenAI-compatible embeddings endpoint; without it, search is full-text only. */
   embeddings?: EmbeddingsOptions;
+  /**
+   * Secret values never to store (of 8 characters or more), e.g. the run's API keys: redacted
+   * (`[redacted]`) before anything is stored, indexed or embedded, like whatever has the shape
+   * of a key or token, which is redacted without being named here.
+   */
+  secrets?: readonly string[];
 }
 
 /** What {@link MemoryStore.archive} did. */

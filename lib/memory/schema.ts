@@ -19,7 +19,9 @@
  */
 
 import { DatabaseSync } from "node:sqlite";
+import { ensurePrivateFile } from "../session/private_files.ts";
 import { MemoryError } from "./errors.ts";
+import { SCRUBBED_MARK } from "./scrub.ts";
 
 /** The version of the database schema this library writes and reads. */
 export const MEMORY_SCHEMA_VERSION = 1;
@@ -63,7 +65,9 @@ CREATE INDEX vectors_by_model ON vectors(model);
 
 /**
  * Opens (creating when new) a memory database at `path` (a file, or `:memory:`), in WAL mode,
- * with foreign keys on. Throws a {@link MemoryError}: `unsupported_version` for a database
+ * with foreign keys on. The file, its write-ahead log and its shared-memory file are private to
+ * the user (0600): created so, and made so when an earlier version left them readable by
+ * others. Throws a {@link MemoryError}: `unsupported_version` for a database
  * written by a newer version of the library, `invalid` for a file that is not one.
  *
  * @example
@@ -78,6 +82,7 @@ CREATE INDEX vectors_by_model ON vectors(model);
 export function openMemoryDatabase(path: string): DatabaseSync {
   let db: DatabaseSync;
   try {
+    _privateFiles(path);
     db = new DatabaseSync(path);
   } catch (error) {
     throw new MemoryError(`Cannot open the memory database ${path}: ${_message(error)}`, {
@@ -118,6 +123,8 @@ function _migrate(db: DatabaseSync, path: string): void {
       db.exec(_SCHEMA);
       db.prepare("INSERT INTO schema_version (version, applied_at) VALUES (?, ?)")
         .run(MEMORY_SCHEMA_VERSION, new Date().toISOString());
+      // Nothing to scrub of secrets in a new database.
+      db.exec(`PRAGMA user_version = ${SCRUBBED_MARK}`);
     } else if (version > MEMORY_SCHEMA_VERSION) {
       throw new MemoryError(
         `The memory database ${path} has schema version ${version}, newer than this library's ` +
@@ -134,6 +141,20 @@ function _migrate(db: DatabaseSync, path: string): void {
     if (db.isTransaction) db.exec("ROLLBACK");
     throw error;
   }
+}
+
+/**
+ * Creates the database file private to the user when it is new (SQLite gives its log and
+ * shared-memory files the database's mode), and makes the three private when they exist.
+ */
+function _privateFiles(path: string): void {
+  if (path === "" || path === ":memory:" || path.startsWith("file:")) return;
+  try {
+    Deno.openSync(path, { createNew: true, write: true, mode: 0o600 }).close();
+  } catch (error) {
+    if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+  }
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) ensurePrivateFile(file);
 }
 
 function _message(error: unknown): string {

@@ -11,7 +11,9 @@ import { MemoryError } from "./errors.ts";
 import { ftsTerms, fuseRankings } from "./fts_query.ts";
 import { ftsSearcher } from "./fts_search.ts";
 import { openMemoryDatabase } from "./schema.ts";
+import { scrubMemory } from "./scrub.ts";
 import { segmentRunLoop } from "./segments.ts";
+import { redactValue, secretRedactor } from "../session/redact.ts";
 import type { ArchiveResult, MemoryOptions, MemoryStore } from "./memory.ts";
 import type { RunLoop, Segment, SegmentType } from "./types.ts";
 import { SEGMENT_TYPES, type SegmentRow, type VectorStore, vectorStore } from "./vector_store.ts";
@@ -20,8 +22,12 @@ import { SEGMENT_TYPES, type SegmentRow, type VectorStore, vectorStore } from ".
 const _BACKLOG = 256;
 
 /**
- * Opens a memory (creating the database when new). Throws a `MemoryError` for a database of a
- * newer schema or a file that is not one.
+ * Opens a memory (creating the database when new). Secrets never reach the database: the values
+ * of `options.secrets` and whatever has the shape of a key or token are redacted from a run loop
+ * before it is stored, indexed or embedded (and from the query sent to be embedded); a database
+ * written before that is scrubbed once, when opened (see `scrubMemory`). What is read back is
+ * redacted too, should a secret now known have been stored when it was not. Throws a
+ * `MemoryError` for a database of a newer schema or a file that is not one.
  *
  * @example
  * ```ts
@@ -46,7 +52,17 @@ export function openMemory(options: MemoryOptions): Promise<MemoryStore> {
 }
 
 function _open(options: MemoryOptions): MemoryStore {
+  const redact = secretRedactor(options.secrets ?? []);
   const db = openMemoryDatabase(options.path);
+  try {
+    scrubMemory(db, redact);
+  } catch (error) {
+    db.close();
+    throw new MemoryError(
+      `Cannot scrub the memory database ${options.path} of secrets: ${(error as Error).message}`,
+      { reason: "invalid", cause: error },
+    );
+  }
   const vectors: VectorStore | undefined = options.embeddings
     ? vectorStore(db, openaiEmbedder(options.embeddings))
     : undefined;
@@ -160,8 +176,9 @@ function _open(options: MemoryOptions): MemoryStore {
   const memory: MemoryStore = {
     async archive(loop) {
       open();
-      const segments = segmentRunLoop(loop);
-      const unembedded = store(loop, segments);
+      const clean = redactValue(loop, redact);
+      const segments = segmentRunLoop(clean);
+      const unembedded = store(clean, segments);
       return { segments: segments.length, ...await track(embed(unembedded)) };
     },
 
@@ -177,7 +194,7 @@ function _open(options: MemoryOptions): MemoryStore {
       // The query's embedding is on its way while full-text search runs. If it fails, the
       // search is full-text only.
       const embedding = vectors?.searchable() && query.trim()
-        ? track(vectors.embedQuery(query, stopping.signal)).catch(() => undefined)
+        ? track(vectors.embedQuery(redact(query), stopping.signal)).catch(() => undefined)
         : undefined;
       const rankings = [ftsSearch(ftsTerms(query), types, depth)];
       const queryVector = await embedding;
@@ -190,7 +207,7 @@ function _open(options: MemoryOptions): MemoryStore {
       const found = new Map(rows.map((row) => [row.id, row]));
       return fused.flatMap(({ id, relevance }) => {
         const row = found.get(id);
-        return row ? [{ ..._segment(row), relevance }] : [];
+        return row ? [{ ..._segment(row, redact), relevance }] : [];
       });
     },
 
@@ -206,7 +223,8 @@ function _open(options: MemoryOptions): MemoryStore {
         }
         const from = anchor.segment - window;
         const rows = around.all(anchor.runLoopId, from, anchor.segment + window) as unknown[];
-        return { segments: (rows as _Row[]).map(_segment), runLoop: JSON.parse(json) };
+        const segments = (rows as _Row[]).map((row) => _segment(row, redact));
+        return { segments, runLoop: _loop(json, redact) };
       });
     },
 
@@ -214,7 +232,7 @@ function _open(options: MemoryOptions): MemoryStore {
       return _promise(() => {
         open();
         const json = loopJson.get(id)?.json as string | undefined;
-        return json === undefined ? undefined : JSON.parse(json);
+        return json === undefined ? undefined : _loop(json, redact);
       });
     },
 
@@ -222,7 +240,7 @@ function _open(options: MemoryOptions): MemoryStore {
       return _promise(() => {
         open();
         const rows = recentJson.all(_count(limit, "limit")) as Array<{ json: string }>;
-        return rows.map((row) => JSON.parse(row.json));
+        return rows.map((row) => _loop(row.json, redact));
       });
     },
 
@@ -285,7 +303,12 @@ interface _Row {
   text: string;
 }
 
-function _segment(row: _Row): Segment {
+/** A stored run loop, its strings redacted. */
+function _loop(json: string, redact: (text: string) => string): RunLoop {
+  return redactValue(JSON.parse(json) as RunLoop, redact);
+}
+
+function _segment(row: _Row, redact: (text: string) => string): Segment {
   return {
     anchor: {
       runLoopId: row.run_loop_id,
@@ -294,7 +317,7 @@ function _segment(row: _Row): Segment {
       type: row.type,
       timestamp: row.timestamp,
     },
-    text: row.text,
+    text: redact(row.text),
   };
 }
 
