@@ -61,6 +61,7 @@ export async function runServe(
     },
     memory: prepared.memory,
     sessions: prepared.store,
+    redact: prepared.redact,
     maxConcurrentRuns: options.maxRuns ?? DEFAULT_MAX_RUNS,
     token,
   });

@@ -13,6 +13,7 @@ import type { ServiceRun } from "./run.ts";
 import { runLoopMessageSchema, type RunRequestBody, runRequestSchema } from "./schemas.ts";
 import { type AgentService, type Delivery, type RunRequest, ServiceError } from "./service.ts";
 import { sseResponse } from "./sse.ts";
+import { redactValue } from "../session/redact.ts";
 
 /** One endpoint of the service. */
 export interface Endpoint {
@@ -30,6 +31,8 @@ export interface EndpointOptions {
   basePath: string;
   /** The largest request body, in bytes. */
   maxBodyBytes: number;
+  /** Replaces the secrets in a text: every JSON answer goes through it (default: none). */
+  redact?: (text: string) => string;
 }
 
 /**
@@ -48,7 +51,9 @@ export interface EndpointOptions {
  * ```
  */
 export function serviceEndpoints(service: AgentService, options: EndpointOptions): Endpoint[] {
-  const { basePath, maxBodyBytes } = options;
+  const { basePath, maxBodyBytes, redact } = options;
+  const json: _Json = (status, body, headers) =>
+    jsonResponse(status, redact ? redactValue(body, redact) : body, headers);
   let openapi: string | undefined;
   return [
     {
@@ -62,8 +67,7 @@ export function serviceEndpoints(service: AgentService, options: EndpointOptions
     {
       method: "GET",
       path: ["v1", "health"],
-      answer: () =>
-        jsonResponse(200, { status: "ok", version: denoJson.version, runs: service.load() }),
+      answer: () => json(200, { status: "ok", version: denoJson.version, runs: service.load() }),
     },
     {
       method: "POST",
@@ -71,18 +75,18 @@ export function serviceEndpoints(service: AgentService, options: EndpointOptions
       answer: async (request) => {
         const body = await _body(request, runRequestSchema, maxBodyBytes);
         const run = await service.start(_runRequest(body));
-        return _answer({ delivery: "started", run }, body, request, basePath);
+        return _answer({ delivery: "started", run }, body, request, basePath, json);
       },
     },
     {
       method: "GET",
       path: ["v1", "runs"],
-      answer: () => jsonResponse(200, { runs: service.runs() }),
+      answer: () => json(200, { runs: service.runs() }),
     },
     {
       method: "GET",
       path: ["v1", "runs", ":id"],
-      answer: (_request, id) => jsonResponse(200, _run(service, id).info()),
+      answer: (_request, id) => json(200, _run(service, id).info()),
     },
     {
       method: "GET",
@@ -99,20 +103,20 @@ export function serviceEndpoints(service: AgentService, options: EndpointOptions
     {
       method: "POST",
       path: ["v1", "runs", ":id", "cancel"],
-      answer: (_request, id) => jsonResponse(202, service.cancel(id).info()),
+      answer: (_request, id) => json(202, service.cancel(id).info()),
     },
     {
       method: "POST",
       path: ["v1", "messages"],
       answer: async (request) => {
         const body = await _body(request, runRequestSchema, maxBodyBytes);
-        return _answer(await service.send(_runRequest(body)), body, request, basePath);
+        return _answer(await service.send(_runRequest(body)), body, request, basePath, json);
       },
     },
     {
       method: "GET",
       path: ["v1", "run-loops"],
-      answer: () => jsonResponse(200, { runLoops: service.runLoops() }),
+      answer: () => json(200, { runLoops: service.runLoops() }),
     },
     {
       method: "GET",
@@ -120,7 +124,7 @@ export function serviceEndpoints(service: AgentService, options: EndpointOptions
       answer: async (_request, id) => {
         const loop = await service.runLoop(id);
         if (!loop) throw new ServiceError("not_found", 404, `No run loop "${id}"`);
-        return jsonResponse(200, loop);
+        return json(200, loop);
       },
     },
     {
@@ -129,7 +133,7 @@ export function serviceEndpoints(service: AgentService, options: EndpointOptions
       answer: async (request, id) => {
         const body = await _body(request, runLoopMessageSchema, maxBodyBytes);
         const delivery = await service.send({ ..._runRequest(body), runLoopId: id });
-        return _answer(delivery, body, request, basePath);
+        return _answer(delivery, body, request, basePath, json);
       },
     },
     {
@@ -137,20 +141,20 @@ export function serviceEndpoints(service: AgentService, options: EndpointOptions
       path: ["v1", "run-loops", ":id", "complete"],
       answer: async (_request, id) => {
         await service.completeRunLoop(id);
-        return jsonResponse(200, { runLoopId: id, status: "completed" });
+        return json(200, { runLoopId: id, status: "completed" });
       },
     },
     {
       method: "GET",
       path: ["v1", "sessions"],
-      answer: async () => jsonResponse(200, { sessions: await service.sessions() }),
+      answer: async () => json(200, { sessions: await service.sessions() }),
     },
     {
       method: "GET",
       path: ["v1", "sessions", ":id"],
       answer: async (_request, id) => {
         const { header, messages, model, compaction } = await service.session(id);
-        return jsonResponse(200, {
+        return json(200, {
           ...header,
           model,
           messages,
@@ -166,7 +170,7 @@ export function serviceEndpoints(service: AgentService, options: EndpointOptions
         const query = params.get("q")?.trim();
         if (!query) throw new ServiceError("bad_request", 400, "Give the search as ?q=<words>");
         const limit = Math.min(100, Math.max(1, Number(params.get("limit") ?? 10) || 10));
-        return jsonResponse(200, { results: await service.searchMemory(query, limit) });
+        return json(200, { results: await service.searchMemory(query, limit) });
       },
     },
   ];
@@ -225,6 +229,9 @@ export function jsonResponse(
   });
 }
 
+/** Makes a JSON answer (redacted). */
+type _Json = (status: number, body: unknown, headers?: Record<string, string>) => Response;
+
 /** Whether a request's path segments fit an endpoint's path. */
 function _fits(pattern: string[], path: string[]): boolean {
   return pattern.length === path.length &&
@@ -248,6 +255,7 @@ async function _answer(
   body: Partial<RunRequestBody>,
   request: Request,
   base: string,
+  json: _Json,
 ): Promise<Response> {
   const { run } = delivery;
   const stream = body.stream ?? (request.headers.get("accept") ?? "").includes("text/event-stream");
@@ -266,14 +274,14 @@ async function _answer(
   });
   const location = { location: `${base}/v1/runs/${run.id}` };
   if (body.background || delivery.delivery === "queued") {
-    return jsonResponse(202, answer(), location);
+    return json(202, answer(), location);
   }
   // Watched, not listened to: a listener would also hear the abort that follows every response.
   const watch = run.cancelOnDisconnect
     ? setInterval(() => request.signal.aborted && cancel(), 200)
     : undefined;
   try {
-    return jsonResponse(200, answer(await run.done), location);
+    return json(200, answer(await run.done), location);
   } finally {
     clearInterval(watch);
   }

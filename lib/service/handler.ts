@@ -59,9 +59,11 @@ export interface AgentHandler {
 export function createAgentHandler(options: AgentHandlerOptions): AgentHandler {
   const service = createAgentService(options);
   const base = (options.basePath ?? "").replace(/\/+$/, "");
+  const redact = options.redact ?? ((text: string) => text);
   const endpoints = serviceEndpoints(service, {
     basePath: base,
     maxBodyBytes: options.maxBodyBytes ?? 2 * 1024 * 1024,
+    redact: options.redact,
   });
 
   const handler = async (request: Request, info?: { remoteAddr: Deno.Addr }) => {
@@ -75,12 +77,15 @@ export function createAgentHandler(options: AgentHandlerOptions): AgentHandler {
     }
     const pathname = new URL(request.url).pathname;
     if (base && pathname !== base && !pathname.startsWith(`${base}/`)) {
-      return _error(new ServiceError("not_found", 404, `Nothing here: the service is at ${base}`));
+      return _error(
+        new ServiceError("not_found", 404, `Nothing here: the service is at ${base}`),
+        redact,
+      );
     }
     try {
       return await routeRequest(endpoints, request, _segments(pathname.slice(base.length)), base);
     } catch (error) {
-      return _error(error);
+      return _error(error, redact);
     }
   };
   return Object.assign(handler, { service, close: () => service.close() });
@@ -95,17 +100,19 @@ function _segments(path: string): string[] {
   }
 }
 
-/** The error response for what a request failed with. */
-function _error(error: unknown): Response {
+/** The error response for what a request failed with, its message redacted. */
+function _error(error: unknown, redact: (text: string) => string): Response {
   if (error instanceof ServiceError) {
-    return jsonResponse(error.status, { error: { code: error.code, message: error.message } }, {
+    const message = redact(error.message);
+    return jsonResponse(error.status, { error: { code: error.code, message } }, {
       ...(error.retryAfter ? { "retry-after": String(error.retryAfter) } : {}),
     });
   }
   if (error instanceof SessionError) {
     const status = error.reason === "not_found" ? 404 : error.reason === "ambiguous" ? 409 : 500;
-    return jsonResponse(status, { error: { code: error.reason, message: error.message } });
+    const message = redact(error.message);
+    return jsonResponse(status, { error: { code: error.reason, message } });
   }
-  const message = error instanceof Error ? error.message : String(error);
+  const message = redact(error instanceof Error ? error.message : String(error));
   return jsonResponse(500, { error: { code: "internal", message } });
 }

@@ -7,7 +7,7 @@
  */
 
 import { AgentError } from "../errors.ts";
-import type { RunStatus } from "../events.ts";
+import type { AgentEvent, RunStatus } from "../events.ts";
 import { type Conversation, conversation } from "../interactive/conversation.ts";
 import type { RunAgentOptions } from "../loop_options.ts";
 import type { MemoryStore, RetrievedSegment } from "../memory/mod.ts";
@@ -17,6 +17,7 @@ import { type Placement, runLoops } from "../runloop/manager.ts";
 import { runInLoop } from "../runloop/run.ts";
 import type { LoadedSession, SessionInfo, SessionStore } from "../session/mod.ts";
 import type { Tool } from "../tool.ts";
+import { eventRedactor } from "./redacted_events.ts";
 import { type RunInfo, ServiceRun } from "./run.ts";
 
 /** Options of {@link createAgentService}. */
@@ -56,6 +57,12 @@ export interface AgentServiceOptions {
   keepEndedRuns?: number;
   /** Events kept per run for clients that attach late (default 10,000). */
   maxEventsPerRun?: number;
+  /**
+   * Replaces the secrets in a text (e.g. the CLI's `Redactor`): every event of every run is
+   * redacted before it is kept or sent, the answer's deltas held back while a secret may be
+   * going on in them; the HTTP handler redacts every answer with it too.
+   */
+  redact?: ((text: string) => string) & { readonly secrets?: readonly string[] };
 }
 
 /** What to run. */
@@ -213,6 +220,11 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
   };
 
   const _drive = async (run: ServiceRun, first: Placement, request: RunRequest) => {
+    const redactor = options.redact ? eventRedactor(options.redact) : undefined;
+    const emit = (event: AgentEvent) => {
+      if (!redactor) return run.emit(event);
+      for (const redacted of redactor.push(event)) run.emit(redacted);
+    };
     let placement = first;
     let message = request.message;
     let status: RunStatus = "error";
@@ -244,7 +256,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
         let step = await events.next();
         while (!step.done) {
           await talk.record(step.value);
-          run.emit(step.value);
+          emit(step.value);
           step = await events.next();
         }
         talk.settle(step.value);
@@ -258,7 +270,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
         placement = next;
       }
     } catch (error) {
-      run.emit({
+      emit({
         type: "notice",
         kind: "error",
         message: `The run failed: ${(error as Error).message}`,
@@ -266,7 +278,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       status = "error";
     }
     if (run.queue.length > 0) {
-      run.emit({
+      emit({
         type: "notice",
         kind: "error",
         message: `${_messagesWere(run.queue.length)} not taken in: it was ${
@@ -274,6 +286,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
         } first`,
       });
     }
+    for (const held of redactor?.flush() ?? []) run.emit(held);
     running.delete(run.id);
     if (busy.get(run.runLoopId) === run) busy.delete(run.runLoopId);
     ended.unshift(run);
