@@ -13,8 +13,7 @@ import {
   defaultSessionsDir,
   fileSessionStore,
   type LoadedSession,
-  secretRedactor,
-  secretsFromEnv,
+  type Redactor,
   type SessionStore,
   sessionsWritable,
 } from "../session/mod.ts";
@@ -37,6 +36,7 @@ import type { SandboxReport } from "../sandbox/policy.ts";
 import { rulesOf, runHooks } from "./control.ts";
 import { startMcp } from "./mcp.ts";
 import { openProjectMemory } from "./memory.ts";
+import { runSecrets } from "./secrets.ts";
 import type { MemoryStore } from "../memory/mod.ts";
 import type { Hooks } from "../hooks.ts";
 import type { PermissionMode } from "../permissions/policy.ts";
@@ -97,6 +97,8 @@ export interface Prepared {
   hooks: Hooks;
   /** The project's long-term memory, when it is kept. */
   memory?: MemoryStore;
+  /** The run's redactor: what it writes or sends goes through it (sessions, memory, service). */
+  redact: Redactor;
   /** Stops what the run started (MCP servers, the memory database). */
   close(): Promise<void>;
 }
@@ -126,9 +128,10 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
   const project: ProjectReport = { dir: files.root, ...trust };
   if (!trust.trusted) warn(untrustedNotice(project, userSettingsPath(env)));
 
+  const redact = runSecrets(env, settings);
   const store = options.noSession
     ? undefined
-    : _store(env, warn, options.continue || !!options.resume, command);
+    : _store(env, warn, options.continue || !!options.resume, command, redact);
   let resumed: LoadedSession | undefined;
   if (options.continue || options.resume) {
     if (!store) {
@@ -204,6 +207,7 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
       settings,
       env,
       warn,
+      redact,
       // A service's runs go on beside the memory's work, not behind it.
       inWorker: options.command === "serve",
     })
@@ -223,6 +227,7 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
     resumed,
     dataDir,
     memory,
+    redact,
     rules,
     mode,
     hooks,
@@ -271,6 +276,7 @@ function _store(
   warn: (text: string) => void,
   needed: boolean,
   command: string | undefined,
+  redact: Redactor,
 ): SessionStore | undefined {
   const dir = defaultSessionsDir(env);
   if (!dir) {
@@ -298,7 +304,7 @@ function _store(
   }
   return fileSessionStore({
     dir,
-    redact: secretRedactor(secretsFromEnv(env)),
+    redact,
     listHint: `List them with: ${againWith(command, "--sessions")}`,
   });
 }

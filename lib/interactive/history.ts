@@ -4,6 +4,9 @@
  * @module
  */
 
+import { dirname } from "node:path";
+import { ensurePrivateDir, ensurePrivateFile, secretRedactor } from "../session/mod.ts";
+
 const MAX_LINES = 500;
 
 /** Reads and grows a history file. */
@@ -16,7 +19,10 @@ export interface InputHistory {
 
 /**
  * Opens the history file at `path` (one JSON string per line). A missing or unreadable file
- * gives an empty history; failures to save are ignored, history is a convenience.
+ * gives an empty history; failures to save are ignored, history is a convenience. The file is
+ * private to the user (0600, in a folder that is, 0700), and no secret is written to it: the
+ * lines are redacted by `options.redact` (default: what has the shape of a key or token) —
+ * the session's own history keeps them as typed.
  *
  * @example
  * ```ts
@@ -26,7 +32,11 @@ export interface InputHistory {
  * if (inputHistory(path).lines[0] !== "first\nsecond line") throw new Error("unexpected");
  * ```
  */
-export function inputHistory(path: string): InputHistory {
+export function inputHistory(
+  path: string,
+  options: { redact?: (text: string) => string } = {},
+): InputHistory {
+  const redact = options.redact ?? secretRedactor([]);
   let lines: string[] = [];
   try {
     lines = Deno.readTextFileSync(path).split("\n").filter(Boolean).flatMap((line) => {
@@ -39,13 +49,21 @@ export function inputHistory(path: string): InputHistory {
   } catch {
     // No history yet, or not readable here.
   }
+  let checked = false;
   return {
     lines,
     remember(line) {
       if (lines.at(-1) === line) return;
       lines.push(line);
       try {
-        Deno.writeTextFileSync(path, `${JSON.stringify(line)}\n`, { append: true, mode: 0o600 });
+        if (!checked) {
+          // Written by an earlier version, it may be readable by all.
+          ensurePrivateDir(dirname(path));
+          ensurePrivateFile(path);
+          checked = true;
+        }
+        const saved = JSON.stringify(redact(line));
+        Deno.writeTextFileSync(path, `${saved}\n`, { append: true, mode: 0o600 });
       } catch {
         // Not writable here: the history lives for this session only.
       }

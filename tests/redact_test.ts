@@ -1,0 +1,373 @@
+/**
+ * The one redactor and the one list of secret names: what is redacted (known values, the
+ * shapes of keys), what the sandbox strips (the same names), what the CLI counts as the run's
+ * secrets, and how memory, the service's stream and the input history use them.
+ */
+
+import "./isolated_env.ts";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { headerSecrets, runSecrets } from "../lib/cli/secrets.ts";
+import { inputHistory } from "../lib/interactive/history.ts";
+import { openMemory, openMemoryInWorker, type RunLoop } from "../lib/memory/mod.ts";
+import { scrubMemory } from "../lib/memory/scrub.ts";
+import { PRESETS } from "../lib/providers/presets.ts";
+import { SANDBOX_STRIPPED_ENV, sandboxEnv } from "../lib/sandbox/env.ts";
+import { scriptedModel } from "../lib/scripted_model.ts";
+import { createAgentHandler } from "../lib/service/handler.ts";
+import { eventRedactor } from "../lib/service/redacted_events.ts";
+import {
+  fileSessionStore,
+  isSecretEnvName,
+  projectSessionsDir,
+  redactValue,
+  SECRET_ENV_NAMES,
+  secretRedactor,
+  secretsFromEnv,
+} from "../lib/session/mod.ts";
+import { startMockEmbeddingsServer } from "../testing.ts";
+import { tempDir } from "./terminal_support.ts";
+
+const mode = (path: string) => (Deno.statSync(path).mode! & 0o777).toString(8);
+
+Deno.test("sandboxEnv() strips SECRET_*, *_PAT, *_PWD, *_DSN, *_KEY_BASE, named and key-shaped values", () => {
+  const env = sandboxEnv({
+    PATH: "/usr/bin",
+    HOME: "/home/ada",
+    PWD: "/work",
+    OLDPWD: "/",
+    DATABASE_URL: "postgres://ada:pw@db/app",
+    SECRET_KEY_BASE: "x",
+    MYSQL_PWD: "x",
+    SENTRY_DSN: "x",
+    GITHUB_PAT: "x",
+    CORP_LLM_KEY: "x",
+    SMTP_PASS: "x",
+    SESSION_COOKIE: "x",
+    SLACK_WEBHOOK_URL: "x",
+    AZURE_STORAGE_CONNECTION_STRING: "x",
+    AWS_CONTAINER_CREDENTIALS_RELATIVE_URI: "x",
+    CORP_LLM: "x", // a provider's apiKeyEnv, named by the caller
+    DEPLOY_HELPER: "sk-proj-Abc123SECRETxyz4567", // a key whatever its name
+    SIGNING: "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----",
+  }, ["CORP_LLM"]);
+  assert.deepEqual(Object.keys(env), ["PATH", "HOME", "PWD", "OLDPWD", "DATABASE_URL"]);
+});
+
+Deno.test("redaction and the sandbox share one list of secret names", () => {
+  assert.equal(SANDBOX_STRIPPED_ENV, SECRET_ENV_NAMES);
+  for (const preset of Object.values(PRESETS)) {
+    if (preset.keyEnv) assert.ok(SECRET_ENV_NAMES.includes(preset.keyEnv), preset.keyEnv);
+  }
+  const names = [
+    ...SECRET_ENV_NAMES,
+    "GITHUB_PAT",
+    "SECRET_KEY_BASE",
+    "MYSQL_PWD",
+    "SENTRY_DSN",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "npm_config__auth",
+    "HOME",
+    "PWD",
+    "PATH",
+    "KEYBOARD",
+    "TOKENIZERS_PARALLELISM",
+    "MONKEY",
+    "GIT_AUTHOR_NAME",
+  ];
+  const env = Object.fromEntries(names.map((name) => [name, "a-value-long-enough"]));
+  const kept = Object.keys(sandboxEnv(env));
+  for (const name of names) {
+    assert.equal(!kept.includes(name), isSecretEnvName(name), name);
+    // What the sandbox strips, redaction collects.
+    const collected = secretsFromEnv((asked) => asked === name ? "a-value-long-enough" : undefined);
+    if (isSecretEnvName(name) && SECRET_ENV_NAMES.includes(name)) {
+      assert.deepEqual(collected, ["a-value-long-enough"], name);
+    }
+  }
+  assert.deepEqual(kept, [
+    "HOME",
+    "PWD",
+    "PATH",
+    "KEYBOARD",
+    "TOKENIZERS_PARALLELISM",
+    "MONKEY",
+    "GIT_AUTHOR_NAME",
+  ]);
+});
+
+Deno.test("secretRedactor() redacts the shapes of keys the run does not know, not look-alikes", () => {
+  const redact = secretRedactor([]);
+  const secrets = [
+    "sk-proj-Abc123SECRETxyz4567890",
+    "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv",
+    "ghp_0123456789abcdefghijABCDEFGHIJklmn",
+    "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+    "xoxb-1234567890-0987654321-AbCdEfGhIj",
+    "xoxp-1234567890-0987654321-AbCdEfGhIj",
+    "AKIAIOSFODNN7EXAMPLE",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+  ];
+  for (const secret of secrets) {
+    assert.equal(redact(`a ${secret} b`), "a [redacted] b", secret);
+    // In a JSON line, after an escaped line break too.
+    const line = JSON.stringify({ output: `x\n${secret}\ny` });
+    assert.equal(JSON.parse(redact(line)).output, "x\n[redacted]\ny", secret);
+  }
+  const pem = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjE\n" +
+    "-----END OPENSSH PRIVATE KEY-----";
+  assert.equal(redact(`key:\n${pem}\ndone`), "key:\n[redacted]\ndone");
+  assert.equal(redact("cut: -----BEGIN RSA PRIVATE KEY-----\nMIIEow"), "cut: [redacted]");
+  assert.equal(
+    redact("DATABASE_URL=postgres://ada:s3cret-pw@db.internal:5432/app"),
+    "DATABASE_URL=postgres://ada:[redacted]@db.internal:5432/app",
+  );
+  for (
+    const plain of [
+      "task-force-abcdefghijklmnopqrstuvwxyz",
+      "disk-abcdefghijklmnopqrstuvwxyz0123",
+      "sk-short",
+      "AKIA",
+      "https://example.com/a?b=c",
+      "git@github.com:denoland/deno.git",
+    ]
+  ) {
+    assert.equal(redact(plain), plain);
+  }
+});
+
+Deno.test("secretRedactor() redacts known values, JSON-escaped ones too, and lists them", () => {
+  const redact = secretRedactor(["corp-secret-1", 'pa"ss\\word-42', "short", "corp-secret-1"]);
+  assert.deepEqual(redact.secrets, ["corp-secret-1", 'pa"ss\\word-42']);
+  assert.equal(redact('use corp-secret-1 and pa"ss\\word-42'), "use [redacted] and [redacted]");
+  assert.equal(redact(JSON.stringify({ p: 'pa"ss\\word-42' })), '{"p":"[redacted]"}');
+  const value = { input: { command: "echo corp-secret-1" }, n: 3, kept: ["plain"] };
+  const clean = redactValue(value, redact);
+  assert.deepEqual(clean, { input: { command: "echo [redacted]" }, n: 3, kept: ["plain"] });
+  assert.equal(clean.kept, value.kept, "what holds no secret is not copied");
+  assert.equal(redactValue(value.kept, redact), value.kept);
+});
+
+Deno.test("runSecrets(): the keys of the user's providers, their headers, MCP servers' credentials", () => {
+  const env: Record<string, string> = {
+    CORP_LLM: "corp-llm-value-1",
+    EMBED_ACCESS: "embed-value-2",
+    OPENAI_API_KEY: "openai-value-3",
+  };
+  const redact = runSecrets((name) => env[name], {
+    providers: {
+      corp: { baseURL: "https://llm.corp.example/v1", apiKeyEnv: "CORP_LLM" },
+      other: { baseURL: "https://other.example/v1", headers: { "X-Api-Key": "header-value-4" } },
+    },
+    memory: {
+      embeddings: { baseURL: "http://127.0.0.1:1/v1", model: "m", apiKeyEnv: "EMBED_ACCESS" },
+    },
+  }, {
+    mcpServers: {
+      docs: {
+        type: "http",
+        url: "https://mcp.example/mcp",
+        headers: { Authorization: "Bearer mcp-bearer-5", Accept: "text/event-stream" },
+      },
+      files: {
+        command: "mcp-files",
+        env: { FILES_TOKEN: "mcp-env-value-6", NODE_ENV: "production" },
+      },
+    },
+  });
+  for (
+    const value of [...Object.values(env), "header-value-4", "mcp-bearer-5", "mcp-env-value-6"]
+  ) {
+    assert.equal(redact(`<${value}>`), "<[redacted]>", value);
+  }
+  assert.equal(redact("text/event-stream production"), "text/event-stream production");
+  assert.deepEqual(headerSecrets({ Cookie: "session=abcdefgh123" }), ["session=abcdefgh123"]);
+});
+
+const _at = "2025-01-01T00:00:00.000Z";
+
+function loopWith(text: string): RunLoop {
+  return {
+    id: "r1",
+    goal: `Deploy with ${text}`,
+    status: "completed",
+    createdAt: _at,
+    iterations: [{
+      index: 0,
+      reasoning: [`The key is ${text}.`],
+      toolCalls: [{ id: "c1", name: "bash", input: { command: `deploy --key ${text}` } }],
+      toolResults: [{ id: "c1", name: "bash", output: `deployed with ${text}`, isError: false }],
+      response: `Deployed: ${text}`,
+      startedAt: _at,
+    }],
+  };
+}
+
+Deno.test("memory: a run loop's secrets are redacted before it is stored, indexed or embedded", async () => {
+  await using embeddings = startMockEmbeddingsServer({ dimensions: 16 });
+  const dir = await tempDir();
+  const path = join(dir, "memory.db");
+  const secret = "corp-secret-value-1";
+  const memory = await openMemory({
+    path,
+    secrets: [secret],
+    embeddings: { baseURL: embeddings.url, model: "m" },
+  });
+  await memory.archive(loopWith(`${secret} and ghp_0123456789abcdefghijABCDEFGHIJklmn`));
+  const found = await memory.retrieve(`deployed ${secret}`);
+  assert.ok(found.length > 0);
+  for (const hit of found) assert.doesNotMatch(hit.text, /corp-secret|ghp_/);
+  assert.match(JSON.stringify(await memory.runLoop("r1")), /\[redacted\] and \[redacted\]/);
+  await memory.close();
+  // Not in the full-text index either.
+  const plain = await openMemory({ path });
+  assert.deepEqual(await plain.retrieve(secret.replaceAll("-", " ")), []);
+  assert.ok((await plain.retrieve("deployed")).length > 0);
+  await plain.close();
+  const sent = JSON.stringify(embeddings.requests.map((request) => request.inputs));
+  assert.match(sent, /\[redacted\]/);
+  assert.doesNotMatch(sent, /corp-secret|ghp_/);
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      assert.doesNotMatch(await Deno.readTextFile(file), /corp-secret|ghp_/, file);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+  }
+  assert.equal(mode(path), "600");
+});
+
+Deno.test("memory: in a worker thread, the secrets are redacted all the same", async () => {
+  const memory = await openMemoryInWorker({ path: ":memory:", secrets: ["corp-secret-value-1"] });
+  await memory.archive(loopWith("corp-secret-value-1"));
+  const [hit] = await memory.retrieve("deployed");
+  assert.match(hit.text, /\[redacted\]/);
+  assert.doesNotMatch(JSON.stringify(await memory.recent()), /corp-secret/);
+  await memory.close();
+});
+
+Deno.test("memory: an old database is scrubbed once — text, index rebuilt, vectors embedded again", async () => {
+  await using embeddings = startMockEmbeddingsServer({ dimensions: 16 });
+  const dir = await tempDir();
+  const path = join(dir, "memory.db");
+  const secret = "corp-secret-value-1";
+  const options = { path, embeddings: { baseURL: embeddings.url, model: "m" } };
+  // Written as an earlier version did: the secret not known, the database not marked.
+  const old = await openMemory(options);
+  await old.archive(loopWith(secret));
+  await old.archive({ ...loopWith("nothing secret"), id: "r2" });
+  const vectors = old.stats().vectors;
+  await old.close();
+  const db = new DatabaseSync(path);
+  db.exec("PRAGMA user_version = 0");
+  db.close();
+  Deno.chmodSync(path, 0o644);
+  assert.match(new TextDecoder().decode(Deno.readFileSync(path)), /corp-secret-value-1/);
+
+  const before = embeddings.requests.length;
+  const memory = await openMemory({ ...options, secrets: [secret] });
+  assert.equal(mode(path), "600");
+  // The changed segments lost their vectors; the next archive embeds them again, redacted.
+  assert.equal(memory.stats().vectors, vectors - 5);
+  await memory.archive({ ...loopWith("a third one"), id: "r3" });
+  assert.equal(memory.stats().vectors, vectors + 5);
+  const again = embeddings.requests.slice(before).flatMap((request) => request.inputs);
+  assert.ok(again.some((text) => text.includes("[redacted]")), JSON.stringify(again));
+  assert.ok(again.every((text) => !text.includes(secret)));
+  // The index was built again from the redacted text: the secret's words find nothing.
+  assert.deepEqual(
+    (await memory.retrieve("corp secret value")).filter((hit) => hit.anchor.runLoopId === "r1"),
+    [],
+  );
+  const [hit] = await memory.retrieve("deployed", { types: ["response"] });
+  assert.ok(hit);
+  await memory.close();
+  const raw = [path, `${path}-wal`].map((file) => {
+    try {
+      return new TextDecoder().decode(Deno.readFileSync(file));
+    } catch {
+      return "";
+    }
+  }).join("");
+  assert.doesNotMatch(raw, /corp-secret-value-1/);
+
+  // Done once: a database that is marked is not read through again.
+  const marked = new DatabaseSync(path);
+  let calls = 0;
+  const counting = (text: string) => (calls++, text);
+  assert.deepEqual(scrubMemory(marked, counting), { segments: 0, runLoops: 0 });
+  assert.equal(calls, 0);
+  marked.close();
+});
+
+Deno.test("service: a key streamed in pieces is never sent in pieces; answers and errors redacted", async () => {
+  const secret = "corp-secret-value-1";
+  const redact = secretRedactor([secret, "two words secret"]);
+  const handler = createAgentHandler({
+    model: scriptedModel([{
+      reasoning: ["I will use corp-sec", "ret-value-1."],
+      text: ["The key: corp-se", "cret-v", "alue-1 and two wor", "ds secret, done."],
+    }]),
+    redact,
+  });
+  const response = await handler(
+    new Request("http://127.0.0.1/v1/runs", {
+      method: "POST",
+      body: JSON.stringify({ message: `Tell me ${secret}`, stream: true }),
+    }),
+  );
+  const body = await response.text();
+  assert.doesNotMatch(body, /corp-sec|two wor/);
+  const events = body.split("\n").filter((line) => line.startsWith("data: "))
+    .map((line) => JSON.parse(line.slice(6)));
+  const text = events.filter((event) => event.type === "text_delta").map((event) => event.text);
+  assert.equal(text.join(""), "The key: [redacted] and [redacted], done.");
+  const reasoning = events.filter((event) => event.type === "reasoning_delta")
+    .map((event) => event.text).join("");
+  assert.equal(reasoning, "I will use [redacted].");
+  assert.equal(events.at(-1).text, "The key: [redacted] and [redacted], done.");
+  // An error that quotes a key is answered without it.
+  const missing = await handler(new Request(`http://127.0.0.1/v1/runs/${secret}`));
+  assert.equal(missing.status, 404);
+  assert.doesNotMatch(await missing.text(), /corp-secret/);
+  await handler.close();
+
+  // The deltas' order is kept: what is held back goes before the next event.
+  const events2 = eventRedactor(redact);
+  const sent = [
+    ...events2.push({ type: "text_delta", text: "a corp-secret" }),
+    ...events2.push({ type: "turn_end", turn: 1, usage: { inputTokens: 1, outputTokens: 1 } }),
+  ];
+  assert.deepEqual(sent.map((event) => event.type), ["text_delta", "text_delta", "turn_end"]);
+});
+
+Deno.test("sessions: a file an earlier version left readable by all is made private when opened", async () => {
+  const dir = await tempDir();
+  const store = fileSessionStore({ dir });
+  const writer = await store.create({ cwd: "/w", model: "a/b" });
+  await writer.close();
+  const folder = projectSessionsDir(dir, "/w");
+  const file = join(folder, `${writer.id}.jsonl`);
+  assert.deepEqual([mode(dir), mode(folder), mode(file)], ["700", "700", "600"]);
+  Deno.chmodSync(dir, 0o755);
+  Deno.chmodSync(folder, 0o755);
+  Deno.chmodSync(file, 0o644);
+  await (await store.open(writer.id)).close();
+  assert.deepEqual([mode(dir), mode(folder), mode(file)], ["700", "700", "600"]);
+});
+
+Deno.test("inputHistory(): private to the user, and no key is saved in it", async () => {
+  const dir = join(await tempDir(), "data");
+  const path = join(dir, "history");
+  const key = "ghp_0123456789abcdefghijABCDEFGHIJklmn";
+  const history = inputHistory(path, { redact: secretRedactor(["corp-secret-value-1"]) });
+  history.remember(`push with ${key} and corp-secret-value-1`);
+  assert.equal(history.lines[0], `push with ${key} and corp-secret-value-1`);
+  assert.deepEqual(inputHistory(path).lines, ["push with [redacted] and [redacted]"]);
+  assert.deepEqual([mode(dir), mode(path)], ["700", "600"]);
+  Deno.chmodSync(dir, 0o755);
+  Deno.chmodSync(path, 0o644);
+  inputHistory(path).remember("next");
+  assert.deepEqual([mode(dir), mode(path)], ["700", "600"]);
+});

@@ -1,0 +1,273 @@
+/**
+ * No secret the run knows reaches disk or a response: keys in the prompt, in a tool's output and
+ * in the environment (a preset's key, a key of the user's own provider, `*_PAT`, `SECRET_*`,
+ * `*_PWD`, `*_DSN`) are found in no file under the data directory (raw bytes, the SQLite files
+ * included), in no `--recall` output and in no answer of `agent serve`; every file there is
+ * private to the user. A memory written before keys were redacted is scrubbed when opened.
+ */
+
+import "./isolated_env.ts";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { memoryPath } from "../lib/cli/memory.ts";
+import { openMemory } from "../lib/memory/mod.ts";
+import { type MockServer, startMockOpenAIServer } from "../testing.ts";
+import { childEnv, MOD, runCli, tempDir } from "./terminal_support.ts";
+
+/** The secrets of the runs below, by the env var that holds them. */
+const KEYS = {
+  OPENAI_API_KEY: "sk-proj-Qw7Er9Ty2Ui4Op6As8Df0Gh",
+  CORP_LLM_KEY: "corp-7Hq2Zx91Lm40Pw77Vb35",
+  GITHUB_PAT: "pat-4h8Jq2Lm9Xw3Rt6Zy1Kd5",
+  SECRET_KEY_BASE: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+  MYSQL_PWD: "Tr0ub4dor-horse-battery",
+  SENTRY_DSN: "https://f3c9a1b7e2d4@o404.ingest.example.io/1877",
+};
+
+/** A Slack token in the prompt: in no env var, found by its shape. */
+const SLACK = "xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOpQrSt";
+
+/** Every secret of the runs, with the forms that must not appear either. */
+function forbidden(): string[] {
+  const values = [...Object.values(KEYS), SLACK];
+  // The full-text index keeps words lowercased.
+  return [...values, ...values.map((value) => value.toLowerCase())];
+}
+
+/** The user settings: a provider of the user's own, its key in CORP_LLM_KEY. */
+async function userSettings(server: MockServer): Promise<string> {
+  const config = await tempDir("agent_config_");
+  await Deno.writeTextFile(
+    join(config, "settings.json"),
+    JSON.stringify({ providers: { corp: { baseURL: server.url, apiKeyEnv: "CORP_LLM_KEY" } } }),
+  );
+  return config;
+}
+
+interface _Entry {
+  path: string;
+  mode: number;
+  bytes?: Uint8Array;
+}
+
+/** Every file and folder under `dir` (itself included), with its bytes and mode. */
+async function tree(dir: string): Promise<_Entry[]> {
+  const found: _Entry[] = [{ path: dir, mode: (await Deno.stat(dir)).mode! & 0o777 }];
+  for await (const entry of Deno.readDir(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory) found.push(...await tree(path));
+    else {
+      const mode = (await Deno.stat(path)).mode! & 0o777;
+      found.push({ path, mode, bytes: await Deno.readFile(path) });
+    }
+  }
+  return found;
+}
+
+/** The secrets found in `bytes` (as UTF-8). */
+function leaks(bytes: Uint8Array): string[] {
+  const text = new TextDecoder("utf-8", { fatal: false }).decode(bytes);
+  return forbidden().filter((secret) => text.includes(secret));
+}
+
+/** Asserts that no file under `dataDir` holds a secret and that all are private. */
+async function assertDataDirClean(dataDir: string, expected: RegExp[]): Promise<void> {
+  const entries = await tree(dataDir);
+  for (const pattern of expected) {
+    assert.ok(entries.some((entry) => pattern.test(entry.path)), `no file like ${pattern}`);
+  }
+  for (const entry of entries) {
+    if (entry.bytes) {
+      assert.deepEqual(leaks(entry.bytes), [], `a secret in ${entry.path}`);
+      assert.equal(entry.mode.toString(8), "600", `the mode of ${entry.path}`);
+    } else {
+      assert.equal(entry.mode.toString(8), "700", `the mode of ${entry.path}`);
+    }
+  }
+}
+
+Deno.test("secrets: a CLI run writes no key to its data directory, and --recall shows none", async () => {
+  await using server = startMockOpenAIServer({
+    replies: [
+      {
+        toolCalls: [{
+          name: "bash",
+          arguments: {
+            command: 'echo "$OPENAI_API_KEY $CORP_LLM_KEY $GITHUB_PAT $SECRET_KEY_BASE ' +
+              '$MYSQL_PWD $SENTRY_DSN"',
+          },
+        }],
+      },
+      { toolCalls: [{ name: "read", arguments: { path: "deploy.env" } }] },
+      // The key streamed in pieces, and its start at the end of a piece.
+      { text: ["Deploy key: sk-proj-Qw7Er9", "Ty2Ui4Op6As8Df0Gh; the PAT ", KEYS.GITHUB_PAT, "."] },
+    ],
+  });
+  const dataDir = await tempDir("agent_data_");
+  const cwd = await tempDir();
+  await Deno.writeTextFile(
+    join(cwd, "deploy.env"),
+    `DB_PASSWORD=${KEYS.MYSQL_PWD}\nSECRET_KEY_BASE=${KEYS.SECRET_KEY_BASE}\n`,
+  );
+  const env = {
+    ...KEYS,
+    AGENT_DATA_DIR: dataDir,
+    AGENT_CONFIG_DIR: await userSettings(server),
+  };
+  const prompt = `Deploy with ${KEYS.OPENAI_API_KEY}, post to Slack with ${SLACK}, ` +
+    `and use ${KEYS.CORP_LLM_KEY}`;
+  const run = await runCli(["-m", "corp/test-model", "--sandbox", "off", prompt], { env, cwd });
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(server.requests.length, 3);
+  // The tools did see the keys: what is kept of them is what must be clean.
+  assert.match(JSON.stringify(server.requests[2].body.messages), /Tr0ub4dor-horse-battery/);
+
+  const recall = await runCli(["--recall", "deploy key"], { env, cwd });
+  assert.equal(recall.code, 0, recall.stderr);
+  assert.match(recall.stdout, /\[redacted\]/);
+  assert.deepEqual(leaks(new TextEncoder().encode(recall.stdout)), []);
+
+  await assertDataDirClean(dataDir, [/\/sessions\/[^/]+\/[^/]+\.jsonl$/, /\/memory\/[^/]+\.db$/]);
+});
+
+Deno.test("secrets: agent serve answers no key, streamed or not, and keeps none on disk", async () => {
+  await using server = startMockOpenAIServer({
+    replies: (() => {
+      let call = 0;
+      return () =>
+        call++ % 2 === 0
+          ? {
+            toolCalls: [{
+              name: "bash",
+              arguments: { command: 'echo "$CORP_LLM_KEY $GITHUB_PAT"' },
+            }],
+          }
+          : { text: ["Your key: sk-proj-Qw7E", "r9Ty2Ui4Op6As8Df0Gh and ", KEYS.SECRET_KEY_BASE] };
+    })(),
+  });
+  const dataDir = await tempDir("agent_data_");
+  const cwd = await tempDir();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MOD, "serve", "--port", "0", "-m", "corp/test-model", "--sandbox", "off"],
+    env: await childEnv({
+      ...KEYS,
+      AGENT_DATA_DIR: dataDir,
+      AGENT_CONFIG_DIR: await userSettings(server),
+    }),
+    clearEnv: true,
+    cwd,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  let stderr = "";
+  const listening = Promise.withResolvers<string>();
+  const reading = (async () => {
+    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
+      stderr += chunk;
+      const url = /serving \S+ on (http:\/\/\S+) /.exec(stderr)?.[1];
+      if (url) listening.resolve(url);
+    }
+    listening.reject(new Error(`agent serve did not listen:\n${stderr}`));
+  })();
+  try {
+    const url = await listening.promise;
+    const answers: string[] = [];
+    const get = async (path: string) => {
+      const response = await fetch(`${url}${path}`);
+      const text = await response.text();
+      answers.push(text);
+      return text;
+    };
+    const post = async (path: string, body: unknown, accept = "application/json") => {
+      const response = await fetch(`${url}${path}`, {
+        method: "POST",
+        body: JSON.stringify(body),
+        headers: { "content-type": "application/json", accept },
+      });
+      const text = await response.text();
+      answers.push(text);
+      return text;
+    };
+    const message = `Deploy with ${KEYS.OPENAI_API_KEY} and ${SLACK}`;
+    const streamed = await post("/v1/runs", { message, complete: true }, "text/event-stream");
+    assert.match(streamed, /"type":"result"/);
+    assert.match(streamed, /\[redacted\]/);
+    const answered = JSON.parse(await post("/v1/runs", { message }));
+    assert.equal(answered.run.status, "success");
+    const { run } = answered;
+    await get(`/v1/runs/${run.id}`);
+    await get(`/v1/runs/${run.id}/events`);
+    await get("/v1/runs");
+    await get("/v1/run-loops");
+    await get(`/v1/run-loops/${run.runLoopId}`);
+    const sessions = JSON.parse(await get("/v1/sessions"));
+    assert.ok(sessions.sessions.length >= 1);
+    for (const session of sessions.sessions) await get(`/v1/sessions/${session.id}`);
+    const found = JSON.parse(await get("/v1/memory/search?q=deploy"));
+    assert.ok(found.results.length >= 1, "the completed run loop was archived");
+    await get("/v1/memory/search?q=key");
+    for (const answer of answers) {
+      assert.deepEqual(leaks(new TextEncoder().encode(answer)), [], answer);
+    }
+    // What the client put back together from the stream holds none either.
+    const text = streamed.split("\n").filter((line) => line.startsWith("data: "))
+      .map((line) => JSON.parse(line.slice(6)))
+      .filter((event) => event.type === "text_delta").map((event) => event.text).join("");
+    assert.deepEqual(leaks(new TextEncoder().encode(text)), [], text);
+  } finally {
+    child.kill("SIGINT");
+    await child.status;
+    await reading;
+  }
+  await assertDataDirClean(dataDir, [/\/sessions\/[^/]+\/[^/]+\.jsonl$/, /\/memory\/[^/]+\.db$/]);
+});
+
+Deno.test("secrets: a memory written before keys were redacted is scrubbed when opened", async () => {
+  const dataDir = await tempDir("agent_data_");
+  const cwd = await tempDir();
+  const path = memoryPath(dataDir, cwd);
+  await Deno.mkdir(join(dataDir, "memory"), { recursive: true, mode: 0o755 });
+  await Deno.chmod(dataDir, 0o755);
+  await Deno.chmod(join(dataDir, "memory"), 0o755);
+  // Written as an earlier version did: nothing redacted, files readable by all.
+  const old = await openMemory({ path });
+  const at = "2025-01-01T00:00:00Z";
+  await old.archive({
+    id: "r1",
+    goal: `Deploy with ${KEYS.CORP_LLM_KEY}`,
+    status: "completed",
+    createdAt: at,
+    iterations: [{
+      index: 0,
+      reasoning: [],
+      toolCalls: [{ id: "c1", name: "bash", input: { command: "echo $CORP_LLM_KEY" } }],
+      toolResults: [{ id: "c1", name: "bash", output: KEYS.CORP_LLM_KEY, isError: false }],
+      response: `Deployed with the key ${KEYS.CORP_LLM_KEY}.`,
+      startedAt: at,
+    }],
+  });
+  await old.close();
+  const db = new DatabaseSync(path);
+  db.exec("PRAGMA user_version = 0");
+  db.close();
+  await Deno.chmod(path, 0o644);
+  const before = await Deno.readFile(path);
+  assert.ok(leaks(before).includes(KEYS.CORP_LLM_KEY), "the old memory holds the key");
+
+  await using server = startMockOpenAIServer({ replies: [] });
+  const env = {
+    CORP_LLM_KEY: KEYS.CORP_LLM_KEY,
+    AGENT_DATA_DIR: dataDir,
+    AGENT_CONFIG_DIR: await userSettings(server),
+  };
+  const recall = await runCli(["-m", "corp/test-model", "--recall", "deployed key"], { env, cwd });
+  assert.equal(recall.code, 0, recall.stderr);
+  assert.match(recall.stdout, /Deployed with the key \[redacted\]\./);
+  assert.deepEqual(leaks(new TextEncoder().encode(recall.stdout)), []);
+  await assertDataDirClean(dataDir, [/\/memory\/[^/]+\.db$/]);
+  // Still searchable by what was not a secret.
+  const again = await runCli(["-m", "corp/test-model", "--recall", "deployed"], { env, cwd });
+  assert.match(again.stdout, /Deployed with the key \[redacted\]\./);
+});
