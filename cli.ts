@@ -162,7 +162,7 @@ async function _dispatch(
   if (prompt === undefined) {
     const { runInteractive } = await import("./lib/interactive/session.ts");
     const history = prepared.dataDir
-      ? inputHistory(`${prepared.dataDir}/history`)
+      ? inputHistory(`${prepared.dataDir}/history`, { redact: prepared.redact })
       : { lines: [], remember: () => {} };
     return await runInteractive({
       ...prepared,

@@ -271,3 +271,28 @@ Deno.test("secrets: a memory written before keys were redacted is scrubbed when 
   const again = await runCli(["-m", "corp/test-model", "--recall", "deployed"], { env, cwd });
   assert.match(again.stdout, /Deployed with the key \[redacted\]\./);
 });
+
+Deno.test("a key of the user's own provider, whatever its name, is not in a sandboxed command's environment", async () => {
+  const { detectSandbox } = await import("../lib/sandbox/detect.ts");
+  if (!(await detectSandbox()).available) return;
+  const value = "plainvalue-not-shaped-like-a-key";
+  await using server = startMockOpenAIServer({
+    replies: (body) => {
+      const messages = body.messages as Array<{ role: string; content: string }>;
+      if (messages.at(-1)!.role === "tool") return { text: "done" };
+      return { toolCalls: [{ name: "bash", arguments: { command: "env" } }] };
+    },
+  });
+  const config = await tempDir("agent_config_");
+  await Deno.writeTextFile(
+    join(config, "settings.json"),
+    JSON.stringify({ providers: { corp: { baseURL: server.url, apiKeyEnv: "CORPLLM" } } }),
+  );
+  const run = await runCli(["-m", "corp/x", "--sandbox", "required", "show the environment"], {
+    env: { CORPLLM: value, AGENT_CONFIG_DIR: config, MARKER_VARIABLE: "still-here" },
+  });
+  assert.equal(run.code, 0, run.stderr);
+  const sent = JSON.stringify(server.requests[1].body);
+  assert.match(sent, /MARKER_VARIABLE=still-here/, "the command did print its environment");
+  assert.ok(!sent.includes(value), "the provider's key was not in it");
+});

@@ -28,6 +28,11 @@ export type BashSandbox =
     net: boolean;
     /** More paths to hide, e.g. the agent's own data directory. */
     hide?: string[];
+    /**
+     * Variables kept out of commands whatever their names, e.g. the `apiKeyEnv` of the user's
+     * providers (secret-named variables and secret-shaped values are kept out anyway).
+     */
+    secretNames?: string[];
   }
   | {
     /** What every call answers instead of running. */
@@ -158,7 +163,7 @@ function _sandboxNote(sandbox: { writable: string[]; net: boolean }): string {
 interface _RunOptions {
   shell: string;
   env?: Record<string, string>;
-  sandbox?: { bwrap: string; writable: string[]; net: boolean; hide?: string[] };
+  sandbox?: Extract<BashSandbox, { bwrap: string }>;
   timeoutMs: number;
   maxOutputChars: number;
   graceMs: number;
@@ -247,7 +252,7 @@ async function _spawn(
   let spawn: Deno.CommandOptions = { args: shell.slice(1), env: options.env, stderr: "null" };
   if (sandbox) {
     // The child gets exactly this environment, so that it never holds the secrets.
-    const env = sandboxEnv({ ..._hostEnv(), ...options.env });
+    const env = sandboxEnv({ ..._hostEnv(), ...options.env }, sandbox.secretNames);
     program = sandbox.bwrap;
     spawn = {
       args: sandboxArgs({ ...sandbox, command: shell, cwd, home: env.HOME }),

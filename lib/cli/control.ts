@@ -85,13 +85,20 @@ export function runHooks(
     canRunShell: boolean;
     /** The run's sandbox: what the `bash` tool runs under, and the mode it was asked for. */
     sandbox: Pick<CliSandbox, "bash" | "report">;
+    /** Variables kept out of the commands whatever their names (the user's providers' keys). */
+    secretNames?: readonly string[];
   },
 ): Hooks {
   let commands: Hooks = {};
   if (settings.hooks && Object.values(settings.hooks).some((list) => list?.length)) {
     if (options.canRunShell) {
       const { cwd, warn } = options;
-      commands = shellHooks(settings.hooks, { cwd, warn, sandbox: _hookSandbox(options.sandbox) });
+      commands = shellHooks(settings.hooks, {
+        cwd,
+        warn,
+        sandbox: _hookSandbox(options.sandbox),
+        secretNames: options.secretNames,
+      });
     } else {
       options.warn("the settings' hooks are skipped: Deno does not grant running sh (--allow-run)");
     }

@@ -9,12 +9,11 @@
 import type { SessionMode } from "../capabilities.ts";
 import {
   connectMcpServers,
-  loadMcpConfig,
+  type LoadedMcpConfig,
   type McpConnection,
   type McpSandboxOptions,
   type McpServerConfig,
 } from "../mcp/mod.ts";
-import type { ProjectFile } from "./project.ts";
 
 /**
  * Starts the configured MCP servers that Deno lets the agent start; warns about the others.
@@ -22,7 +21,8 @@ import type { ProjectFile } from "./project.ts";
  */
 export async function startMcp(options: {
   cwd: string;
-  files: readonly string[];
+  /** The configuration, loaded (the project's `.mcp.json` only when the project is trusted). */
+  loaded: LoadedMcpConfig;
   env: (name: string) => string | undefined;
   warn: (text: string) => void;
   mode: SessionMode;
@@ -30,15 +30,8 @@ export async function startMcp(options: {
   sandbox?: McpSandboxOptions;
   /** Every stdio server runs in the sandbox (`--sandbox required`). */
   sandboxAll?: boolean;
-  /** The project's `.mcp.json` as read, or `false` when the project is not trusted. */
-  project: ProjectFile | false;
 }): Promise<McpConnection | undefined> {
-  const { config, projectServers, warnings } = await loadMcpConfig({
-    cwd: options.cwd,
-    files: options.files,
-    env: options.env,
-    project: options.project,
-  });
+  const { config, projectServers, warnings } = options.loaded;
   for (const warning of warnings) options.warn(warning);
   const allowed: Record<string, McpServerConfig> = {};
   for (const [name, configured] of Object.entries(config.mcpServers)) {

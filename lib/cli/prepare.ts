@@ -11,6 +11,7 @@ import type { Model } from "../model.ts";
 import { parseModelSpec, resolveModel, thinkingBudgetNote } from "../providers/resolve.ts";
 import {
   defaultSessionsDir,
+  ensurePrivateDir,
   fileSessionStore,
   type LoadedSession,
   type Redactor,
@@ -36,7 +37,8 @@ import type { SandboxReport } from "../sandbox/policy.ts";
 import { rulesOf, runHooks } from "./control.ts";
 import { startMcp } from "./mcp.ts";
 import { openProjectMemory } from "./memory.ts";
-import { runSecrets } from "./secrets.ts";
+import { runSecrets, secretEnvNames } from "./secrets.ts";
+import { loadMcpConfig } from "../mcp/mod.ts";
 import type { MemoryStore } from "../memory/mod.ts";
 import type { Hooks } from "../hooks.ts";
 import type { PermissionMode } from "../permissions/policy.ts";
@@ -128,7 +130,14 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
   const project: ProjectReport = { dir: files.root, ...trust };
   if (!trust.trusted) warn(untrustedNotice(project, userSettingsPath(env)));
 
-  const redact = runSecrets(env, settings);
+  // The MCP servers' configuration is read now: the credentials it gives them are secrets too.
+  const mcpConfig = await loadMcpConfig({
+    cwd,
+    files: options.mcpConfig,
+    env,
+    project: trust.trusted ? files.mcp ?? false : false,
+  });
+  const redact = runSecrets(env, settings, mcpConfig.config);
   const store = options.noSession
     ? undefined
     : _store(env, warn, options.continue || !!options.resume, command, redact);
@@ -177,13 +186,12 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
   if (sandbox.notice) warn(sandbox.notice);
   const mcp = await startMcp({
     cwd,
-    files: options.mcpConfig,
+    loaded: mcpConfig,
     env,
     warn,
     mode: sessionMode,
     sandbox: sandbox.mcp,
     sandboxAll: sandbox.mcpAll,
-    project: trust.trusted ? files.mcp ?? false : false,
   });
   let setup: RunSetup;
   try {
@@ -196,7 +204,14 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
   // Hook commands run through sh: granted, or (interactive) Deno may ask.
   const shell = Deno.permissions.querySync({ name: "run", command: "sh" }).state;
   const canRunShell = shell === "granted" || (shell === "prompt" && environment.interactive);
-  const hooks = runHooks(settings, { cwd, mode: () => mode.current, warn, canRunShell, sandbox });
+  const hooks = runHooks(settings, {
+    cwd,
+    mode: () => mode.current,
+    warn,
+    canRunShell,
+    sandbox,
+    secretNames: secretEnvNames(settings),
+  });
   const dataDir = sessionsDir && sessionsWritable(dirname(sessionsDir))
     ? dirname(sessionsDir)
     : undefined;
@@ -259,6 +274,7 @@ function _sandbox(
     hide: sessionsDir ? [dirname(sessionsDir)] : [],
     env,
     runs: run === "granted" || (run === "prompt" && mode === "interactive"),
+    secretNames: secretEnvNames(settings),
   });
 }
 
@@ -302,6 +318,8 @@ function _store(
     );
     return undefined;
   }
+  // The data directory is the user's alone, even when an earlier version left it open.
+  ensurePrivateDir(dirname(dir));
   return fileSessionStore({
     dir,
     redact,

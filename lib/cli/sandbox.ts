@@ -59,6 +59,8 @@ export interface CliSandboxOptions {
   env: (name: string) => string | undefined;
   /** Whether commands may run at all (else probing for bubblewrap is not worth it). */
   runs: boolean;
+  /** Variables kept out of commands whatever their names (the user's providers' keys). */
+  secretNames?: string[];
   /** The bubblewrap program (default: `bwrap` on `PATH`). */
   bwrap?: string;
 }
@@ -114,7 +116,13 @@ export async function resolveCliSandbox(options: CliSandboxOptions): Promise<Cli
   if (found.available) {
     return {
       report: { kind: "bubblewrap", mode, net: options.net, writable },
-      bash: { bwrap: found.path, writable, net: options.net, hide },
+      bash: {
+        bwrap: found.path,
+        writable,
+        net: options.net,
+        hide,
+        secretNames: options.secretNames,
+      },
       mcp: { bwrap: found.path, workspace: writable, hide },
       mcpAll,
     };

@@ -52,13 +52,8 @@ export function runSecrets(
   settings: Settings,
   mcpConfig?: McpConfig,
 ): Redactor {
-  const names = new Set<string>();
+  const names = new Set<string>(secretEnvNames(settings));
   for (const preset of Object.values(PRESETS)) if (preset.keyEnv) names.add(preset.keyEnv);
-  for (const provider of Object.values(settings.providers ?? {})) {
-    if (provider.apiKeyEnv) names.add(provider.apiKeyEnv);
-  }
-  const embeddings = (settings.memory as MemorySettings | undefined)?.embeddings;
-  if (embeddings?.apiKeyEnv) names.add(embeddings.apiKeyEnv);
   const secrets = secretsFromEnv(env, [...names]);
   for (const provider of Object.values(settings.providers ?? {})) {
     secrets.push(...headerSecrets(provider.headers));
@@ -72,6 +67,30 @@ export function runSecrets(
     }
   }
   return secretRedactor(secrets);
+}
+
+/**
+ * The variables the user's settings name as holding keys, whatever they are called: each
+ * provider's `apiKeyEnv` and the memory embeddings'. Kept out of sandboxed commands and hooks,
+ * and redacted.
+ *
+ * @example
+ * ```ts
+ * import { secretEnvNames } from "./secrets.ts";
+ * const names = secretEnvNames({
+ *   providers: { corp: { baseURL: "https://llm.corp.example/v1", apiKeyEnv: "CORP_LLM" } },
+ * });
+ * if (names.join() !== "CORP_LLM") throw new Error(names.join());
+ * ```
+ */
+export function secretEnvNames(settings: Settings): string[] {
+  const names = new Set<string>();
+  for (const provider of Object.values(settings.providers ?? {})) {
+    if (provider.apiKeyEnv) names.add(provider.apiKeyEnv);
+  }
+  const embeddings = (settings.memory as MemorySettings | undefined)?.embeddings;
+  if (embeddings?.apiKeyEnv) names.add(embeddings.apiKeyEnv);
+  return [...names];
 }
 
 /**

@@ -61,6 +61,8 @@ export interface ShellHooksOptions {
    * it they run unconfined. Either way their environment is the agent's without its secrets.
    */
   sandbox?: BashSandbox;
+  /** Variables kept out of the commands whatever their names (the user's providers' keys). */
+  secretNames?: readonly string[];
 }
 
 /**
@@ -87,7 +89,7 @@ export function shellHooks(config: ShellHooksConfig, options: ShellHooksOptions)
       cwd: options.cwd,
       sessionId: options.sessionId,
       ...payload as object,
-    }, { cwd: options.cwd, warn: options.warn, sandbox });
+    }, { cwd: options.cwd, warn: options.warn, sandbox, secretNames: options.secretNames });
   const hooks: Hooks = {};
   // Model hooks: stderr of exit 2 goes to the model as a note in the next request.
   const notes: string[] = [];
@@ -191,6 +193,7 @@ interface _RunOptions {
   cwd: string;
   warn(text: string): void;
   sandbox?: { bwrap: string; writable: string[]; net: boolean; hide?: string[] };
+  secretNames?: readonly string[];
 }
 
 /**
@@ -199,7 +202,7 @@ interface _RunOptions {
  * that killing bwrap ends everything inside.
  */
 function _command(hook: ShellHook, name: string, options: _RunOptions): Deno.Command {
-  const env = sandboxEnv({ ..._hostEnv(), AGENT_HOOK: name });
+  const env = sandboxEnv({ ..._hostEnv(), AGENT_HOOK: name }, options.secretNames);
   const io = { stdin: "piped", stdout: "piped", stderr: "piped" } as const;
   const command = ["sh", "-c", hook.command];
   if (!options.sandbox) {

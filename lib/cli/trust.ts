@@ -11,6 +11,7 @@ import { createHash } from "node:crypto";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import type { ProjectReport } from "../events.ts";
 import type { ProjectGrants } from "../settings.ts";
+import { ensurePrivateDir } from "../session/mod.ts";
 import type { ProjectFiles } from "./project.ts";
 import { terminalText } from "./terminal_text.ts";
 
@@ -146,7 +147,7 @@ export function trustStore(dataDir: string): TrustStore {
     isTrusted: (root, hash) => read()[root]?.hash === hash,
     remember(root, hash) {
       const all = { ...read(), [root]: { hash, at: new Date().toISOString() } };
-      Deno.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+      ensurePrivateDir(dataDir);
       const temp = `${path}.${crypto.randomUUID()}.tmp`;
       Deno.writeTextFileSync(temp, `${JSON.stringify(all, null, 2)}\n`, { mode: 0o600 });
       Deno.renameSync(temp, path);
