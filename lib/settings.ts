@@ -224,7 +224,9 @@ export async function loadSettings(
       );
     }
     if (trustedDirectories) {
-      warnings.push(`${projectPath}: "trustedDirectories" ignored; only the user settings may trust`);
+      warnings.push(
+        `${projectPath}: "trustedDirectories" ignored; only the user settings may trust`,
+      );
     }
     // The project may pick a model, but only among the presets and the user's providers.
     const { permissions, hooks, memory, sandbox, ...others } = rest;
