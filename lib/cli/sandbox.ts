@@ -121,7 +121,7 @@ export async function resolveCliSandbox(options: CliSandboxOptions): Promise<Cli
         writable,
         net: options.net,
         hide,
-        secretNames: options.secretNames,
+        ...(options.secretNames?.length ? { secretNames: options.secretNames } : {}),
       },
       mcp: { bwrap: found.path, workspace: writable, hide },
       mcpAll,
