@@ -12,7 +12,8 @@ import { isAbsolute, join, relative, resolve } from "node:path";
 import type { ProjectReport } from "../events.ts";
 import type { ProjectGrants } from "../settings.ts";
 import { ensurePrivateDir } from "../session/mod.ts";
-import type { ProjectFiles } from "./project.ts";
+import { type McpConfig, parseMcpConfig } from "../mcp/config.ts";
+import type { ProjectFile, ProjectFiles } from "./project.ts";
 import { terminalText } from "./terminal_text.ts";
 
 /** What a project asks for that needs trust, as the user is shown it. */
@@ -59,11 +60,12 @@ export function trustRequest(
   const items: string[] = [];
   for (const [event, hooks] of Object.entries(grants?.hooks ?? {})) {
     for (const hook of hooks ?? []) {
-      items.push(`hook ${event}${hook.matcher ? ` (${hook.matcher})` : ""}: ${hook.command}`);
+      const matcher = hook.matcher ? ` (${_shown(hook.matcher)})` : "";
+      items.push(`hook ${event}${matcher}: ${_shown(hook.command)}`);
     }
   }
-  if (files.mcp) items.push(..._mcpItems(files.mcp.text));
-  for (const rule of grants?.allow ?? []) items.push(`allow rule: ${rule}`);
+  if (files.mcp) items.push(..._mcpItems(files.mcp));
+  for (const rule of grants?.allow ?? []) items.push(`allow rule: ${_shown(rule)}`);
   if (grants?.defaultMode) items.push(`default permission mode: ${grants.defaultMode}`);
   if (items.length === 0) return undefined;
   const digest = createHash("sha256");
@@ -238,28 +240,53 @@ export function askTrustOnTerminal(request: TrustRequest): TrustAnswer {
   }
 }
 
-/** What the project's `.mcp.json` would start, as configured. */
-function _mcpItems(text: string): string[] {
-  let servers: Record<string, Record<string, unknown>>;
+/**
+ * What the project's `.mcp.json` would start, read by the parser that starts them (so that what
+ * is shown is what runs), before any `${VAR}` is filled in.
+ */
+function _mcpItems(file: ProjectFile): string[] {
+  let config: McpConfig;
   try {
-    servers = JSON.parse(text).mcpServers ?? {};
-  } catch {
-    return ["the MCP servers of .mcp.json (it does not parse)"];
+    config = parseMcpConfig(JSON.parse(file.text), { source: file.path }).config;
+  } catch (error) {
+    return [`the MCP servers of ${file.path}, which do not load: ${(error as Error).message}`];
   }
-  return Object.entries(servers).map(([name, server]) => {
-    const what = typeof server?.command === "string"
-      ? [server.command, ...(Array.isArray(server.args) ? server.args : [])].join(" ")
-      : `${server?.url ?? "?"}`;
-    // What is sent to it, as written (a `${VAR}` shows which of the user's variables it gets).
-    const pairs = (value: unknown, join: string) =>
-      Object.entries(value as Record<string, unknown>).map(([k, v]) => `${k}${join}${v}`)
-        .join(", ");
-    const env = server?.env && typeof server.env === "object"
-      ? ` (env ${pairs(server.env, "=")})`
-      : "";
-    const headers = server?.headers && typeof server.headers === "object"
-      ? ` (headers ${pairs(server.headers, ": ")})`
-      : "";
-    return `MCP server "${name}": ${what}${env}${headers}`;
+  return Object.entries(config.mcpServers).map(([name, server]) => {
+    const parts: string[] = [];
+    if ("url" in server) {
+      parts.push(`${server.type} ${_shown(server.url)}`);
+      if (server.headers) parts.push(`headers ${_pairs(server.headers, ": ")}`);
+    } else {
+      parts.push(_shown([server.command, ...(server.args ?? [])].join(" ")));
+      if (server.env) parts.push(`env ${_pairs(server.env, "=")}`);
+      if (server.cwd) parts.push(`in ${_shown(server.cwd)}`);
+      if (server.sandbox) parts.push("in the sandbox");
+    }
+    return `MCP server ${_shown(JSON.stringify(name))}: ${parts.join("; ")}`;
   });
+}
+
+/** `k=v, …` as shown. */
+function _pairs(record: Record<string, string>, join: string): string {
+  return Object.entries(record).map(([key, value]) => `${_shown(key)}${join}${_shown(value)}`)
+    .join(", ");
+}
+
+/** The most characters of one thing shown in the question. */
+const _MAX_SHOWN = 400;
+
+/**
+ * Text from a project file as the trust question shows it: every character that could hide
+ * another (line breaks, tabs, control, format, bidi and zero-width characters) written as an
+ * escape, and a long text cut with how much was left out, so that what is read is what runs.
+ */
+function _shown(text: string): string {
+  const escaped = text.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, (char) => {
+    if (char === "\n") return "\\n";
+    if (char === "\t") return "\\t";
+    return `\\u{${char.codePointAt(0)!.toString(16)}}`;
+  });
+  return escaped.length > _MAX_SHOWN
+    ? `${escaped.slice(0, _MAX_SHOWN)}… (${escaped.length - _MAX_SHOWN} more characters)`
+    : escaped;
 }
