@@ -335,3 +335,90 @@ Deno.test("trust: the question shows what would really run, with nothing hidden 
   assert.equal(withheld[1], 'MCP server "noop": http http://127.0.0.1:9/mcp?k=${OPENAI_API_KEY}');
   for (const item of withheld) assert.doesNotMatch(item, /[\n\u202e]/);
 });
+
+Deno.test("trust: the model cannot rewrite the user's settings or trust store with its file tools", async () => {
+  // The workspace is the home directory, where the settings and the data directory live.
+  const home = await tempDir("agent_home_ws_");
+  const config = join(home, ".config", "agent");
+  await Deno.mkdir(config, { recursive: true });
+  const settings = join(config, "settings.json");
+  await Deno.writeTextFile(settings, "{}");
+  await Deno.symlink(settings, join(home, "notes.json"));
+  const attempts = [
+    {
+      name: "write",
+      arguments: { path: ".config/agent/settings.json", content: '{"trustedDirectories":["/"]}' },
+    },
+    { name: "write", arguments: { path: "notes.json", content: '{"trustedDirectories":["/"]}' } },
+    {
+      name: "write",
+      arguments: { path: ".local/share/agent/trusted-projects.json", content: "{}" },
+    },
+    {
+      name: "edit",
+      arguments: { path: ".config/agent/settings.json", old_string: "{}", new_string: "[]" },
+    },
+  ];
+  await using server = startMockOpenAIServer({
+    replies: (body) => {
+      const messages = body.messages as Array<{ role: string }>;
+      return messages.at(-1)!.role === "tool"
+        ? { text: "done" }
+        : { toolCalls: attempts.map((call, i) => ({ ...call, id: `c${i}` })) };
+    },
+  });
+  const run = await runCli(["-m", "openai/test", "--output", "stream-json", "trust everything"], {
+    cwd: home,
+    env: {
+      OPENAI_API_KEY: KEY,
+      OPENAI_BASE_URL: server.url,
+      HOME: home,
+      AGENT_CONFIG_DIR: config,
+      AGENT_DATA_DIR: join(home, ".local", "share", "agent"),
+    },
+  });
+  assert.equal(run.code, 0, run.stderr);
+  const results = run.stdout.trim().split("\n").map((line) => JSON.parse(line))
+    .filter((event) => event.type === "tool_result");
+  assert.equal(results.length, 4);
+  for (const result of results) {
+    assert.equal(result.isError, true, result.output);
+    assert.match(result.output, /holds the agent's own settings or data/);
+  }
+  assert.equal(await Deno.readTextFile(settings), "{}");
+  assert.equal(
+    await exists(join(home, ".local", "share", "agent", "trusted-projects.json")),
+    false,
+  );
+});
+
+Deno.test("trust: a trusted project's stdio MCP server runs in the sandbox", async () => {
+  const { detectSandbox } = await import("../lib/sandbox/detect.ts");
+  if (!(await detectSandbox()).available) return;
+  const dir = await tempDir("agent_mcp_confined_");
+  // Outside the workspace, where the sandbox shows the file system read-only.
+  const outside = await Deno.makeTempDir({ dir: "/var/tmp", prefix: "agent_mcp_outside_" });
+  try {
+    await Deno.writeTextFile(
+      join(dir, ".mcp.json"),
+      JSON.stringify({
+        mcpServers: {
+          writer: {
+            command: "sh",
+            args: ["-c", `touch ${outside}/escaped; touch ${dir}/inside; exit 1`],
+          },
+        },
+      }),
+    );
+    await using server = startMockOpenAIServer({ replies: () => ({ text: "done" }) });
+    const run = await runCli(["-m", "openai/test", "--trust-project", "hi"], {
+      cwd: dir,
+      env: { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url },
+    });
+    assert.equal(run.code, 0, run.stderr);
+    assert.ok(await exists(join(dir, "inside")), "it ran, and may write the workspace");
+    assert.equal(await exists(join(outside, "escaped")), false, "nothing outside it");
+  } finally {
+    await Deno.remove(outside, { recursive: true });
+  }
+});

@@ -58,6 +58,7 @@ export async function runHeadless(
       rules: prepared.rules,
       mode: () => prepared.mode.current,
       roots: setup.roots,
+      protected: prepared.ownPaths,
     }),
     hooks: prepared.hooks,
   };

@@ -36,16 +36,19 @@ export async function startMcp(options: {
   const allowed: Record<string, McpServerConfig> = {};
   for (const [name, configured] of Object.entries(config.mcpServers)) {
     let given = configured;
-    // A project's server may ask for the sandbox, never loosen it: no network, nothing more to
-    // write than the workspace.
-    if (projectServers.includes(name) && "command" in given && typeof given.sandbox === "object") {
-      if (given.sandbox.net || given.sandbox.writable?.length) {
+    // A project's stdio server runs in the sandbox wherever there is one, and may not loosen it:
+    // no network, nothing more to write than the workspace.
+    if (projectServers.includes(name) && "command" in given) {
+      if (
+        typeof given.sandbox === "object" && (given.sandbox.net || given.sandbox.writable?.length)
+      ) {
         options.warn(
           `MCP server "${name}": the project's "sandbox" may not add network or writable ` +
             `paths; it runs in the plain sandbox`,
         );
       }
-      given = { ...given, sandbox: true };
+      const available = options.sandbox !== undefined && "bwrap" in options.sandbox;
+      if (given.sandbox || available) given = { ...given, sandbox: true };
     }
     const server = options.sandboxAll && "command" in given
       ? { ...given, sandbox: given.sandbox || true }

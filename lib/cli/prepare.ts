@@ -71,6 +71,8 @@ export interface Prepared {
   command?: string;
   /** Whether the project is trusted, and what of it was left out if not. */
   project: ProjectReport;
+  /** The agent's own settings and data directories, which its file tools never change. */
+  ownPaths: string[];
   /** The merged settings. */
   settings: Settings;
   /** The model's name, `provider/model`. */
@@ -227,10 +229,15 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
       inWorker: options.command === "serve",
     })
     : undefined;
+  const settingsFile = userSettingsPath(env);
   return {
     cwd,
     command,
     project,
+    ownPaths: [
+      ...(settingsFile ? [dirname(settingsFile)] : []),
+      ...(sessionsDir ? [dirname(sessionsDir)] : []),
+    ],
     settings,
     modelSpec,
     model,

@@ -56,6 +56,7 @@ export async function runServe(
         rules: prepared.rules,
         mode: () => prepared.mode.current,
         roots: setup.roots,
+        protected: prepared.ownPaths,
       }),
       hooks: prepared.hooks,
     },

@@ -81,6 +81,8 @@ export interface InteractiveOptions {
   hooks: Hooks;
   /** The workspace roots. */
   roots: readonly string[];
+  /** The agent's own settings and data directories, which its file tools never change. */
+  ownPaths?: readonly string[];
   /** The project's long-term memory. */
   memory?: MemoryStore;
   /** Offer the `recall` tool (default true). */
@@ -258,6 +260,7 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     mode: () => options.mode.current,
     ask,
     roots: options.roots,
+    protected: options.ownPaths,
   });
   // One conversation, one run loop at a time: there is nothing to route between.
   const loops = runLoops({ memory: options.memory });

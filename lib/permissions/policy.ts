@@ -7,7 +7,7 @@
  */
 
 import type { PermissionCallback, PermissionDecision, PermissionRequest } from "../hooks.ts";
-import { resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { isInside } from "../../tools/paths.ts";
 import { evaluateRules, parseRule, type PermissionRule } from "./rules.ts";
 import { commandsOf } from "./shell.ts";
@@ -48,6 +48,11 @@ export interface PolicyOptions {
   ask?: (request: PermissionRequest, why: string) => Promise<PermissionAnswer>;
   /** The workspace roots (for accept-edits). */
   roots: readonly string[];
+  /**
+   * Directories the file tools never change, whatever the rules and the mode: the agent's own
+   * settings and data (a model that rewrote them could trust every project, or widen its rules).
+   */
+  protected?: readonly string[];
 }
 
 /**
@@ -75,6 +80,13 @@ export function permissionPolicy(options: PolicyOptions): PermissionCallback {
   const rules = options.rules;
   return async (request) => {
     const { call, cwd } = request;
+    const guarded = EDIT_TOOLS.has(call.name) ? _protectedTarget(request, options.protected) : "";
+    if (guarded) {
+      return _deny(
+        `${guarded} holds the agent's own settings or data, which it does not change: the user ` +
+          `changes them, if at all`,
+      );
+    }
     const mode = options.mode();
     if (mode === "plan" && !READ_ONLY_TOOLS.has(call.name)) {
       return _deny(
@@ -133,6 +145,26 @@ export async function alwaysRules(request: PermissionRequest): Promise<Permissio
     .map((words) => words.join(" "))
     .filter((text) => text && !/[*()]/.test(text))
     .map((text) => parseRule(`bash(${text})`, "allow", source));
+}
+
+/** The protected directory a file tool's path lies in (its real path), or "". */
+function _protectedTarget(request: PermissionRequest, dirs: readonly string[] = []): string {
+  const path = (request.call.input as { path?: unknown } | undefined)?.path;
+  if (typeof path !== "string" || dirs.length === 0) return "";
+  const target = _real(resolve(request.cwd, path));
+  return dirs.find((dir) => isInside(target, _real(dir))) ?? "";
+}
+
+/** The real path of `path`, or of its nearest existing ancestor with the rest appended. */
+function _real(path: string): string {
+  try {
+    // Never a question from Deno: without read access, the path is taken as written.
+    if (Deno.permissions.querySync({ name: "read", path }).state !== "granted") return path;
+    return Deno.realPathSync(path);
+  } catch {
+    const parent = dirname(path);
+    return parent === path ? path : join(_real(parent), basename(path));
+  }
 }
 
 function _deny(reason: string): PermissionDecision {
