@@ -8,6 +8,8 @@ import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import { z } from "zod";
+import { defineTool, type Tool } from "../mod.ts";
 import { headerSecrets, runSecrets } from "../lib/cli/secrets.ts";
 import { inputHistory } from "../lib/interactive/history.ts";
 import { openMemory, openMemoryInWorker, type RunLoop } from "../lib/memory/mod.ts";
@@ -147,6 +149,34 @@ Deno.test("secretRedactor() redacts known values, JSON-escaped ones too, and lis
   assert.deepEqual(clean, { input: { command: "echo [redacted]" }, n: 3, kept: ["plain"] });
   assert.equal(clean.kept, value.kept, "what holds no secret is not copied");
   assert.equal(redactValue(value.kept, redact), value.kept);
+});
+
+/** `leaf` nested `depth` levels deep, in objects and arrays by turns. */
+function nested(depth: number, leaf: unknown): unknown {
+  let value = leaf;
+  for (let level = 0; level < depth; level++) value = level % 2 ? [value] : { deeper: value };
+  return value;
+}
+
+Deno.test("redactValue() redacts a secret however deep it is nested, in a value or a key", () => {
+  const redact = secretRedactor(["corp-secret-1"]);
+  for (const depth of [60, 70, 1_000]) {
+    const value = {
+      inValue: nested(depth, "use corp-secret-1"),
+      inKey: nested(depth, { "corp-secret-1": "sk-proj-Abc123SECRETxyz4567890" }),
+    };
+    const text = JSON.stringify(redactValue(value, redact));
+    assert.doesNotMatch(text, /corp-secret-1|sk-proj/, `at depth ${depth}`);
+    assert.match(text, /use \[redacted\]/, `at depth ${depth}`);
+    const plain = nested(depth, "nothing secret");
+    assert.equal(redactValue(plain, redact), plain, "what holds no secret is not copied");
+  }
+  // A value that cannot be written as JSON, deep down, is given up whole rather than kept as is.
+  const cycle: Record<string, unknown> = { name: "corp-secret-1" };
+  cycle.self = cycle;
+  const text = JSON.stringify(redactValue(nested(70, cycle), redact));
+  assert.doesNotMatch(text, /corp-secret/);
+  assert.match(text, /"\[redacted\]"/);
 });
 
 Deno.test("runSecrets(): the keys of the user's providers, their headers, MCP servers' credentials", () => {
@@ -340,6 +370,55 @@ Deno.test("service: a key streamed in pieces is never sent in pieces; answers an
     ...events2.push({ type: "turn_end", turn: 1, usage: { inputTokens: 1, outputTokens: 1 } }),
   ];
   assert.deepEqual(sent.map((event) => event.type), ["text_delta", "text_delta", "turn_end"]);
+});
+
+Deno.test("service and memory: a key nested deep in a tool call's input is kept and answered redacted", async () => {
+  const secret = "corp-secret-value-1";
+  const dir = await tempDir();
+  const path = join(dir, "memory.db");
+  const memory = await openMemory({ path, secrets: [secret] });
+  const lookup = defineTool({
+    name: "lookup",
+    description: "Looks a word up",
+    parameters: z.object({ word: z.string() }),
+    capabilities: [],
+    execute: ({ word }) => `found ${word}`,
+  });
+  const handler = createAgentHandler({
+    model: scriptedModel([
+      { toolCalls: [{ name: "lookup", input: { word: "w", extra: nested(70, `key ${secret}`) } }] },
+      { text: "Done." },
+    ]),
+    tools: [lookup as Tool],
+    memory,
+    redact: secretRedactor([secret]),
+  });
+  const call = async (path: string, init?: RequestInit) => {
+    const response = await handler(new Request(`http://127.0.0.1${path}`, init));
+    const text = await response.text();
+    assert.equal(response.status, 200, text);
+    assert.doesNotMatch(text, /corp-secret/, path);
+    return text;
+  };
+  const { run } = JSON.parse(
+    await call("/v1/runs", {
+      method: "POST",
+      body: JSON.stringify({ message: "Look it up", complete: true }),
+    }),
+  );
+  assert.equal(run.status, "success");
+  assert.match(await call(`/v1/runs/${run.id}/events`), /key \[redacted\]/);
+  assert.match(await call(`/v1/run-loops/${run.runLoopId}`), /key \[redacted\]/);
+  await handler.close();
+  assert.match(JSON.stringify(await memory.runLoop(run.runLoopId)), /key \[redacted\]/);
+  await memory.close();
+  for (const file of [path, `${path}-wal`]) {
+    try {
+      assert.doesNotMatch(await Deno.readTextFile(file), /corp-secret/, file);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+  }
 });
 
 Deno.test("sessions: a file an earlier version left readable by all is made private when opened", async () => {

@@ -120,9 +120,15 @@ export function secretRedactor(secrets: readonly string[]): Redactor {
   return Object.assign(redact, { secrets: Object.freeze(kept) });
 }
 
+/** How deep {@link redactValue} walks a value; what lies deeper is redacted as its JSON text. */
+const _MAX_DEPTH = 64;
+
 /**
- * A copy of a JSON-like value with every string in it (object keys included) redacted; the
- * value itself when nothing changed, so that redacting what holds no secret costs no copy.
+ * A copy of a JSON-like value with every string in it (object keys included) redacted, however
+ * deep; the value itself when nothing changed, so that redacting what holds no secret costs no
+ * copy. What lies deeper than 64 levels is redacted as its JSON text and read back (what cannot
+ * be written as JSON there, or read back once redacted, is replaced by `[redacted]` whole): a
+ * secret is never let through for being deep.
  *
  * @example
  * ```ts
@@ -139,7 +145,8 @@ export function redactValue<T>(value: T, redact: (text: string) => string): T {
 
 function _redact(value: unknown, redact: (text: string) => string, depth: number): unknown {
   if (typeof value === "string") return redact(value);
-  if (value === null || typeof value !== "object" || depth > 64) return value;
+  if (value === null || typeof value !== "object") return value;
+  if (depth > _MAX_DEPTH) return _redactJson(value, redact);
   if (Array.isArray(value)) {
     let copy: unknown[] | undefined;
     for (let i = 0; i < value.length; i++) {
@@ -162,4 +169,22 @@ function _redact(value: unknown, redact: (text: string) => string, depth: number
     }
   }
   return copy ?? value;
+}
+
+/** A deep value redacted as its JSON text: itself when that holds no secret. */
+function _redactJson(value: object, redact: (text: string) => string): unknown {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch {
+    return REDACTED; // a cycle, a bigint, or too deep even for JSON: nothing of it is let out
+  }
+  if (json === undefined) return value; // nothing of it would be written either
+  const clean = redact(json);
+  if (clean === json) return value;
+  try {
+    return JSON.parse(clean);
+  } catch {
+    return REDACTED; // a secret matched across the JSON syntax
+  }
 }
