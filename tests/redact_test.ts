@@ -372,6 +372,46 @@ Deno.test("service: a key streamed in pieces is never sent in pieces; answers an
   assert.deepEqual(sent.map((event) => event.type), ["text_delta", "text_delta", "turn_end"]);
 });
 
+Deno.test("service: past the most text it holds back, the start of a key is still held", async () => {
+  const secret = "corpvalue-9f8e7d6c5b4a";
+  const redact = secretRedactor([secret]);
+  const long = "x".repeat(65_530);
+  const handler = createAgentHandler({
+    model: scriptedModel([{ text: [long, "corpvalue-9f8e", "7d6c5b4a is the key"] }]),
+    redact,
+  });
+  const response = await handler(
+    new Request("http://127.0.0.1/v1/runs", {
+      method: "POST",
+      body: JSON.stringify({ message: "Tell me", stream: true }),
+    }),
+  );
+  const deltas = (await response.text()).split("\n").filter((line) => line.startsWith("data: "))
+    .map((line) => JSON.parse(line.slice(6))).filter((event) => event.type === "text_delta");
+  const sent = deltas.map((event) => event.text).join("");
+  assert.ok(sent === `${long}[redacted] is the key`, `it ends with: ${sent.slice(-40)}`);
+  await handler.close();
+
+  // The same for a key-shaped token, the password of a URL, and a key the cut would go through.
+  const cases = [
+    [long, "=sk-proj-Qw7E", "r9Ty2Ui4Op6As8Df0Gh done"],
+    [long, "=postgres://ada:s3cr", "et-pw@db done"],
+    [`${long}${secret}${"y".repeat(4_090)}`, " done"],
+    ["a", `${"-".repeat(70_000)}corpvalue-9f8e`, "7d6c5b4a"],
+  ];
+  for (const deltas of cases) {
+    const events = eventRedactor(redact);
+    const sent = [
+      ...deltas.flatMap((text) => events.push({ type: "text_delta", text })),
+      ...events.flush(),
+    ];
+    const text = sent.map((event) => event.type === "text_delta" ? event.text : "").join("");
+    const expected = redact(deltas.join(""));
+    assert.ok(text === expected, `it ends with: ${text.slice(-40)}, not ${expected.slice(-40)}`);
+    assert.ok(text.includes("[redacted]"), deltas.at(-1));
+  }
+});
+
 Deno.test("service and memory: a key nested deep in a tool call's input is kept and answered redacted", async () => {
   const secret = "corp-secret-value-1";
   const dir = await tempDir();

@@ -2,7 +2,9 @@
  * A run's events with their secrets redacted, for the service to send. An event is redacted
  * whole; the deltas of the answer and of the reasoning are held back from where a secret may
  * have begun (the word still going, a private key block not yet ended, the start of a known
- * secret) until it is whole, so that a key streamed in pieces is never sent in pieces.
+ * secret) until it is whole, so that a key streamed in pieces is never sent in pieces. Past the
+ * most that is held back (64 Ki characters of one word), what is let go still stops where a
+ * known secret, a key-shaped token or the password of a URL may have begun.
  *
  * @module
  */
@@ -26,6 +28,15 @@ const _MAX_HELD = 65_536;
 /** Where the last word of a text starts: a secret may still be going on there. */
 const _LAST_WORD = /[^\s"'`<>()[\]{},;]*$/;
 
+/** The most of a key-shaped token held back past {@link _MAX_HELD}, in characters. */
+const _MAX_TOKEN = 4_096;
+
+/** The characters of the end of a text that may be the start of a key-shaped token. */
+const _TOKEN_TAIL = /[A-Za-z0-9_.\-]*$/;
+
+/** The end of a text that may be the user and the start of the password of a URL. */
+const _URL_TAIL = /:\/\/[^\s/:@"\\]{0,256}(?::[^\s/@"\\]{0,256})?$/;
+
 /**
  * An {@link EventRedactor} over `redact`. When `redact` lists its secrets (a `Redactor` does),
  * the start of one that holds spaces or quotes is held back too.
@@ -48,7 +59,8 @@ export function eventRedactor(
   redact: ((text: string) => string) & { readonly secrets?: readonly string[] },
 ): EventRedactor {
   // Known secrets that a word boundary may cut: their start must be held back as such.
-  const spaced = (redact.secrets ?? []).filter((secret) => _LAST_WORD.exec(secret)!.index > 0);
+  const secrets = redact.secrets ?? [];
+  const spaced = secrets.filter((secret) => _LAST_WORD.exec(secret)!.index > 0);
   const held: Record<_DeltaType, string> = { text_delta: "", reasoning_delta: "" };
 
   const release = (type: _DeltaType, end: number): AgentEvent[] => {
@@ -68,14 +80,21 @@ export function eventRedactor(
       const other = event.type === "text_delta" ? "reasoning_delta" : "text_delta";
       const sent = release(other, held[other].length);
       held[event.type] += event.text;
-      return [...sent, ...release(event.type, _safeEnd(held[event.type], spaced))];
+      return [...sent, ...release(event.type, _safeEnd(held[event.type], spaced, secrets))];
     },
     flush,
   };
 }
 
-/** How much of `text` can be redacted and sent now: up to where a secret may have begun. */
-function _safeEnd(text: string, spaced: readonly string[]): number {
+/**
+ * How much of `text` can be redacted and sent now: up to where a secret may have begun. Past
+ * {@link _MAX_HELD}, the most that is not the start of a secret.
+ */
+function _safeEnd(
+  text: string,
+  spaced: readonly string[],
+  secrets: readonly string[],
+): number {
   let end = _LAST_WORD.exec(text)!.index;
   const begin = text.lastIndexOf("-----BEGIN");
   if (begin >= 0 && !text.includes("-----END", begin)) end = Math.min(end, begin);
@@ -87,5 +106,36 @@ function _safeEnd(text: string, spaced: readonly string[]): number {
       }
     }
   }
-  return text.length - end > _MAX_HELD ? text.length : end;
+  return text.length - end > _MAX_HELD ? _pendingStart(text, secrets) : end;
+}
+
+/**
+ * Where a secret may have begun that `text` has not ended: the start of a known secret, of a
+ * key-shaped token (at most {@link _MAX_TOKEN} characters back), or of the password of a URL;
+ * never inside a known secret that is whole. The length of `text` when none is going on.
+ */
+function _pendingStart(text: string, secrets: readonly string[]): number {
+  let start = text.length - _TOKEN_TAIL.exec(text.slice(-_MAX_TOKEN))![0].length;
+  const url = _URL_TAIL.exec(text.slice(-520));
+  if (url) start = Math.min(start, text.length - url[0].length);
+  for (const secret of secrets) {
+    for (let length = Math.min(secret.length - 1, text.length); length > 0; length--) {
+      if (text.endsWith(secret.slice(0, length))) {
+        start = Math.min(start, text.length - length);
+        break;
+      }
+    }
+  }
+  // Sent up to there, a known secret that goes on past it would be sent in two pieces.
+  for (let moved = true; moved;) {
+    moved = false;
+    for (const secret of secrets) {
+      const at = text.lastIndexOf(secret, start - 1);
+      if (at >= 0 && at < start && at + secret.length > start) {
+        start = at;
+        moved = true;
+      }
+    }
+  }
+  return start;
 }
