@@ -13,7 +13,9 @@ import denoJson from "./deno.json" with { type: "json" };
 import { type CliArgs, outputOf, parseCliArgs, UsageError } from "./lib/cli/args.ts";
 import { type HeadlessIo, runHeadless } from "./lib/cli/headless.ts";
 import { DEFAULT_MODEL, prepare, type Prepared } from "./lib/cli/prepare.ts";
+import { type RedactedOutput, redactedOutput } from "./lib/cli/redacted_output.ts";
 import type { CliOutput } from "./lib/cli/render.ts";
+import { runSecrets } from "./lib/cli/secrets.ts";
 import { AgentError, describeError } from "./lib/errors.ts";
 import type { RunStatus } from "./lib/events.ts";
 import { inputHistory } from "./lib/interactive/history.ts";
@@ -51,7 +53,10 @@ export interface CliIo extends HeadlessIo {
 }
 
 /**
- * Runs the CLI with `args` and resolves to the exit code.
+ * Runs the CLI with `args` and resolves to the exit code. What it writes goes through the
+ * run's redactor (before that is built, one of the environment's secrets): every line on
+ * stderr, and on stdout every JSON line and the answer printed for a program; only the answer
+ * streamed to a terminal is left as it is.
  *
  * @example
  * ```ts
@@ -68,8 +73,13 @@ export interface CliIo extends HeadlessIo {
  * if (code !== 0 || !out.startsWith("agent ")) throw new Error("unexpected");
  * ```
  */
-export async function main(args: readonly string[], io: CliIo = denoIo()): Promise<number> {
+export async function main(args: readonly string[], given: CliIo = denoIo()): Promise<number> {
   const started = performance.now();
+  const output = outputOf(args);
+  const io = redactedOutput(given, {
+    redact: runSecrets(given.env, {}),
+    stdout: output !== "text" ? "json" : given.outIsTerminal ? "terminal" : "text",
+  });
   try {
     return await _main(args, io);
   } catch (error) {
@@ -77,7 +87,7 @@ export async function main(args: readonly string[], io: CliIo = denoIo()): Promi
     if (error instanceof Deno.errors.BrokenPipe) return 0;
     const code = error instanceof UsageError ? 2 : 1;
     // A program reading JSON gets one result that says what went wrong, whatever it was.
-    if (outputOf(args) !== "text") {
+    if (output !== "text") {
       const failed = {
         type: "result",
         status: "error",
@@ -94,13 +104,17 @@ export async function main(args: readonly string[], io: CliIo = denoIo()): Promi
         // stdout is gone too: stderr says it.
       }
     }
-    if (!(error instanceof AgentError)) throw error;
+    if (!(error instanceof AgentError)) {
+      // A fault of the program: said as Deno would, without the run's secrets.
+      io.err(`agent: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+      return code;
+    }
     io.err(`agent: ${error.message}\n`);
     return code;
   }
 }
 
-async function _main(args: readonly string[], io: CliIo): Promise<number> {
+async function _main(args: readonly string[], io: CliIo & RedactedOutput): Promise<number> {
   const options = parseCliArgs(args);
   if (options.version) {
     io.out(`agent ${denoJson.version}\n`);
@@ -124,6 +138,7 @@ async function _main(args: readonly string[], io: CliIo): Promise<number> {
     interactive,
     // Only the terminal session asks whether to trust the project; other runs go on without.
     askTrust: interactive ? io.askTrust : undefined,
+    onRedactor: (redact) => io.redactWith(redact),
   });
   try {
     return await _dispatch(options, prepared, prompt, io);

@@ -296,3 +296,108 @@ Deno.test("a key of the user's own provider, whatever its name, is not in a sand
   assert.match(sent, /MARKER_VARIABLE=still-here/, "the command did print its environment");
   assert.ok(!sent.includes(value), "the provider's key was not in it");
 });
+
+Deno.test("secrets: a provider's error that quotes the key is printed without it, as text and as JSON", async () => {
+  await using server = startMockOpenAIServer({
+    replies: () => ({
+      status: 401,
+      errorBody: {
+        error: {
+          message: `Incorrect API key provided: ${KEYS.CORP_LLM_KEY}.`,
+          type: "invalid_request_error",
+          code: "invalid_api_key",
+        },
+      },
+    }),
+  });
+  const env = { CORP_LLM_KEY: KEYS.CORP_LLM_KEY, AGENT_CONFIG_DIR: await userSettings(server) };
+  for (const output of ["text", "json", "stream-json"]) {
+    const run = await runCli(["-m", "corp/test-model", "--output", output, "hi"], { env });
+    assert.equal(run.code, 1, run.stderr);
+    const printed = run.stdout + run.stderr;
+    assert.match(printed, /Incorrect API key provided: \[redacted\]/, output);
+    assert.deepEqual(leaks(new TextEncoder().encode(printed)), [], `${output}: ${printed}`);
+    if (output !== "text") {
+      assert.equal(JSON.parse(run.stdout.trim().split("\n").at(-1)!).type, "result");
+    }
+  }
+});
+
+Deno.test("secrets: a headless run prints no key: the answer for a program, tool lines, JSON events", async () => {
+  // A command as long as the tool line shows, the key where that line is cut.
+  const command = `echo ${"a".repeat(90)} ${KEYS.CORP_LLM_KEY}`;
+  await using server = startMockOpenAIServer({
+    replies: (body) =>
+      (body.messages as Array<{ role: string }>).at(-1)!.role === "tool"
+        ? { text: ["Your key: corp-7Hq2Z", "x91Lm40Pw77Vb35, and ", KEYS.GITHUB_PAT, "."] }
+        : { toolCalls: [{ name: "bash", arguments: { command } }] },
+  });
+  const env = { ...KEYS, AGENT_CONFIG_DIR: await userSettings(server) };
+  for (const output of ["text", "json", "stream-json"]) {
+    const run = await runCli(
+      ["-m", "corp/test-model", "--sandbox", "off", "--output", output, "show the key"],
+      { env },
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const printed = run.stdout + run.stderr;
+    assert.match(printed, /Your key: \[redacted\], and \[redacted\]\./, output);
+    assert.deepEqual(leaks(new TextEncoder().encode(printed)), [], `${output}: ${printed}`);
+    // Not even in part: where the tool line is cut, or where the answer is printed whole.
+    assert.doesNotMatch(output === "stream-json" ? run.stderr : printed, /corp-7Hq2/, output);
+    if (output === "text") {
+      assert.equal(run.stdout, "Your key: [redacted], and [redacted].\n");
+      assert.match(run.stderr, /→ bash /);
+    } else {
+      // Each JSON line is redacted: the tool call, its result, the final result.
+      const events = run.stdout.trim().split("\n").map((line) => JSON.parse(line));
+      assert.match(JSON.stringify(events.at(-1)), /"text":"Your key: \[redacted\], and/);
+      if (output === "stream-json") {
+        const call = events.find((event) => event.type === "tool_call");
+        assert.match(call.input.command, /a \[redacted\]$/);
+      }
+    }
+  }
+});
+
+Deno.test("secrets: an MCP server that prints its token and fails is warned about without it", async () => {
+  await using server = startMockOpenAIServer({ replies: () => ({ text: "done" }) });
+  const token = "mcp-tok-4Zq8Lw2Rn6Vb1Xc9";
+  const cwd = await tempDir();
+  const config = join(cwd, "mcp.json");
+  await Deno.writeTextFile(
+    config,
+    JSON.stringify({
+      mcpServers: {
+        mine: {
+          command: "sh",
+          args: ["-c", 'echo "refused token $MINE_API_TOKEN" >&2; exit 1'],
+          env: { MINE_API_TOKEN: token },
+        },
+      },
+    }),
+  );
+  const env = { AGENT_CONFIG_DIR: await userSettings(server), CORP_LLM_KEY: KEYS.CORP_LLM_KEY };
+  for (const output of ["text", "json"]) {
+    const run = await runCli(
+      ["-m", "corp/test-model", "--mcp-config", config, "--output", output, "hi"],
+      { env, cwd },
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /MCP server "mine" failed to start/, output);
+    assert.match(run.stderr, /refused token \[redacted\]/, output);
+    assert.ok(!(run.stdout + run.stderr).includes(token), run.stderr);
+  }
+});
+
+Deno.test("secrets: a failure before the run's secrets are known is printed without the environment's keys", async () => {
+  for (const output of ["text", "json"]) {
+    const run = await runCli(["--output", output, "--max-turns", KEYS.GITHUB_PAT, "hi"], {
+      env: KEYS,
+    });
+    assert.equal(run.code, 2, run.stderr);
+    assert.match(run.stderr, /--max-turns must be a whole number .*, got "\[redacted\]"/);
+    const printed = run.stdout + run.stderr;
+    assert.deepEqual(leaks(new TextEncoder().encode(printed)), [], printed);
+    if (output === "json") assert.match(JSON.parse(run.stdout).error.message, /\[redacted\]/);
+  }
+});

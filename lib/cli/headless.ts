@@ -81,7 +81,11 @@ export async function runHeadless(
     }
   };
   const render = options.output === "text"
-    ? textRenderer({ out, err: io.err }, { color: io.color, stream: io.outIsTerminal ?? false })
+    ? textRenderer({ out, err: io.err }, {
+      color: io.color,
+      stream: io.outIsTerminal ?? false,
+      redact: prepared.redact,
+    })
     : undefined;
   if (render && setup.withheld.length > 0) {
     io.err(`agent: not offered: ${describeWithheld(setup.withheld)}\n`);

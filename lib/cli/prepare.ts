@@ -61,6 +61,8 @@ export interface CliEnvironment {
   interactive: boolean;
   /** Asks the user whether to trust the project (the terminal session); else nobody is asked. */
   askTrust?: (request: TrustRequest) => Promise<TrustAnswer>;
+  /** Given the run's redactor as soon as it is built, for what is written from then on. */
+  onRedactor?: (redact: Redactor) => void;
 }
 
 /** A CLI run, ready to go. */
@@ -140,6 +142,7 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
     project: trust.trusted ? files.mcp ?? false : false,
   });
   const redact = runSecrets(env, settings, mcpConfig.config);
+  environment.onRedactor?.(redact);
   const store = options.noSession
     ? undefined
     : _store(env, warn, options.continue || !!options.resume, command, redact);

@@ -28,6 +28,11 @@ export interface TextRendererOptions {
    * reading stdout gets never repeats itself.
    */
   stream?: boolean;
+  /**
+   * Redacts what is shown of a tool's input or error before it is cut to one short line, so that
+   * a key is not shown in part (default: nothing redacted here; what is written is, whole).
+   */
+  redact?: (text: string) => string;
 }
 
 /**
@@ -50,6 +55,7 @@ export function textRenderer(
     options.color ? `\x1b[${code}m${text}\x1b[0m` : text;
   const dim = (text: string) => paint("2", text);
   const stream = options.stream ?? false;
+  const redact = options.redact ?? ((text: string) => text);
   let atLineStart = true;
   // Whether the model call going on has printed part of an answer.
   let printed = false;
@@ -75,7 +81,7 @@ export function textRenderer(
         newline();
         io.err(
           `${paint("36", "→")} ${terminalText(event.name)} ${
-            dim(terminalText(_brief(event.input)))
+            dim(terminalText(_brief(event.input, redact)))
           }\n`,
         );
         break;
@@ -83,7 +89,7 @@ export function textRenderer(
         const mark = event.isError ? paint("31", "✗") : paint("32", "✓");
         const display = terminalText(event.display ?? "");
         const detail = event.isError
-          ? ` ${_firstLine(terminalText(event.output))}`
+          ? ` ${_firstLine(terminalText(event.output), redact)}`
           : display && !display.includes("\n")
           ? ` ${dim(display)}`
           : "";
@@ -197,12 +203,18 @@ function _plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
 
-function _brief(input: unknown): string {
-  const text = JSON.stringify(input) ?? "";
-  return text.length > 120 ? `${text.slice(0, 119)}…` : text;
+/** How much of a text is redacted before it is cut to a short line: far more than is shown. */
+const _SCANNED = 8_192;
+
+function _brief(input: unknown, redact: (text: string) => string): string {
+  return _cut(redact((JSON.stringify(input) ?? "").slice(0, _SCANNED)), 120);
 }
 
-function _firstLine(text: string): string {
-  const line = text.split("\n", 1)[0];
-  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+function _firstLine(text: string, redact: (text: string) => string): string {
+  return _cut(redact(text.split("\n", 1)[0].slice(0, _SCANNED)), 200);
+}
+
+/** `text` cut to `max` characters, an ellipsis last. */
+function _cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
