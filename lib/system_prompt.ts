@@ -1,13 +1,15 @@
 /**
  * The default system prompt: the environment the agent works in, the capabilities Deno grants,
  * the tools offered, and the project's own instructions (`AGENTS.md`, or `CLAUDE.md` where a
- * directory has no `AGENTS.md`) from the working directory up to the repository root.
+ * directory has no `AGENTS.md`) from the working directory up to the repository root — the user's
+ * own files only: another user's instructions never reach the prompt.
  *
  * @module
  */
 
 import { dirname, join, relative } from "node:path";
 import type { CapabilityStates } from "./capabilities.ts";
+import { readOwnFileSync, repositoryRoot } from "./own_files.ts";
 
 /** What the default system prompt describes. */
 export interface PromptEnvironment {
@@ -89,9 +91,12 @@ export function defaultSystemPrompt(env: PromptEnvironment): string {
 
 /**
  * Finds the project's instructions: in each directory from the repository root (the nearest
- * ancestor with `.git`) down to `cwd`, `AGENTS.md`, or `CLAUDE.md` where there is no
- * `AGENTS.md`. Outside a repository only `cwd` is searched. Files the runtime does not let the
- * agent read are skipped.
+ * ancestor with a `.git` of the user's own) down to `cwd`, `AGENTS.md`, or `CLAUDE.md` where there
+ * is no `AGENTS.md` to take. Outside a repository only `cwd` is searched. Only the user's own
+ * files count (see `readOwnFileSync`): one another user owns, that others may write, or in a
+ * directory others may write is left out, and `warn` says so (a `.git` left out is said by the
+ * project's files, see `readProjectFiles`). Files the runtime does not let the agent read are
+ * skipped.
  *
  * @example
  * ```ts
@@ -100,28 +105,36 @@ export function defaultSystemPrompt(env: PromptEnvironment): string {
  * if (!Array.isArray(files)) throw new Error("unexpected");
  * ```
  */
-export async function findInstructions(cwd: string): Promise<InstructionsFile[]> {
-  const chain: string[] = [];
-  let root: string | undefined;
-  for (let dir = cwd;; dir = dirname(dir)) {
-    chain.push(dir);
-    if (await _exists(join(dir, ".git"))) {
-      root = dir;
-      break;
-    }
-    if (dirname(dir) === dir) break;
+export function findInstructions(
+  cwd: string,
+  options: {
+    /** Says why an instructions file was found but left out. */
+    warn?: (text: string) => void;
+  } = {},
+): Promise<InstructionsFile[]> {
+  const root = repositoryRoot(cwd);
+  const dirs: string[] = [];
+  for (let dir = cwd; root !== undefined; dir = dirname(dir)) {
+    dirs.unshift(dir);
+    if (dir === root || dirname(dir) === dir) break;
   }
-  const dirs = root === undefined ? [cwd] : chain.reverse();
   const files: InstructionsFile[] = [];
-  for (const dir of dirs) {
+  for (const dir of root === undefined ? [cwd] : dirs) {
     for (const name of INSTRUCTION_NAMES) {
-      const content = await _read(join(dir, name));
-      if (content === undefined) continue;
-      files.push({ path: join(dir, name), content });
+      const path = join(dir, name);
+      const bytes = readOwnFileSync(path, {
+        upTo: root ?? cwd,
+        warn: options.warn,
+        maxBytes: MAX_INSTRUCTIONS_BYTES + 1,
+      });
+      if (bytes === undefined) continue;
+      const text = new TextDecoder().decode(bytes.subarray(0, MAX_INSTRUCTIONS_BYTES));
+      const content = bytes.length > MAX_INSTRUCTIONS_BYTES ? `${text}\n[… cut at 64 KiB]` : text;
+      files.push({ path, content });
       break;
     }
   }
-  return files;
+  return Promise.resolve(files);
 }
 
 /**
@@ -145,32 +158,4 @@ export function withInstructions(
   );
   return `${prompt}\n\n# Project instructions\nFollow these instructions from the project; ` +
     `deeper files refine the ones above them.\n\n${sections.join("\n\n")}`;
-}
-
-/** Whether Deno already lets the agent read `path` (never asking the user). */
-function _readable(path: string): boolean {
-  return Deno.permissions.querySync({ name: "read", path }).state === "granted";
-}
-
-async function _exists(path: string): Promise<boolean> {
-  if (!_readable(path)) return false;
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function _read(path: string): Promise<string | undefined> {
-  if (!_readable(path)) return undefined;
-  try {
-    const info = await Deno.stat(path);
-    if (!info.isFile) return undefined;
-    const bytes = await Deno.readFile(path);
-    const text = new TextDecoder().decode(bytes.subarray(0, MAX_INSTRUCTIONS_BYTES));
-    return bytes.length > MAX_INSTRUCTIONS_BYTES ? `${text}\n[… cut at 64 KiB]` : text;
-  } catch {
-    return undefined;
-  }
 }

@@ -10,6 +10,7 @@ import { ConfigError } from "../errors.ts";
 import type { Model } from "../model.ts";
 import { parseModelSpec, resolveModel, thinkingBudgetNote } from "../providers/resolve.ts";
 import {
+  checkPrivateDir,
   defaultSessionsDir,
   ensurePrivateDir,
   fileSessionStore,
@@ -121,11 +122,14 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
   const files = await readProjectFiles(cwd);
   const loaded = await loadSettings({ cwd, env, project: files.settings ?? null });
   for (const warning of [...files.warnings, ...loaded.warnings]) warn(warning);
-  const sessionsDir = defaultSessionsDir(env);
+  // The data directory is used only if it is the user's alone: trust is read there, sessions kept.
+  const dataRefused = _dataRefused(defaultSessionsDir(env));
+  if (dataRefused) warn(dataRefused);
+  const sessionsDir = dataRefused ? undefined : defaultSessionsDir(env);
   const trust = await decideTrust(trustRequest(files, loaded.grants), {
     flag: options.trustProject,
     directories: trustedDirectories(loaded.settings.trustedDirectories, env("HOME")),
-    store: sessionsDir ? trustStore(dirname(sessionsDir)) : undefined,
+    store: sessionsDir ? trustStore(dirname(sessionsDir), { warn }) : undefined,
     ask: environment.askTrust,
   });
   const settings = trust.trusted
@@ -143,7 +147,7 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
   });
   const redact = runSecrets(env, settings, mcpConfig.config);
   environment.onRedactor?.(redact);
-  const store = options.noSession
+  const store = options.noSession || dataRefused
     ? undefined
     : _store(env, warn, options.continue || !!options.resume, command, redact);
   let resumed: LoadedSession | undefined;
@@ -205,7 +209,7 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
     await mcp?.close();
     throw error;
   }
-  const systemPrompt = await systemPromptFor(options, setup);
+  const systemPrompt = await systemPromptFor(options, setup, warn);
   // Hook commands run through sh: granted, or (interactive) Deno may ask.
   const shell = Deno.permissions.querySync({ name: "run", command: "sh" }).state;
   const canRunShell = shell === "granted" || (shell === "prompt" && environment.interactive);
@@ -295,6 +299,16 @@ function _envGranted(name: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Why the data directory is not used, when it cannot be the user's alone. */
+function _dataRefused(sessionsDir: string | undefined): string | undefined {
+  const why = sessionsDir && checkPrivateDir(dirname(sessionsDir));
+  return why
+    ? `the data directory ${dirname(sessionsDir!)} is not used: ${why}. No trust is read from it ` +
+      "and no session, memory or input history is kept there; set AGENT_DATA_DIR to a directory " +
+      "of your own"
+    : undefined;
 }
 
 function _store(

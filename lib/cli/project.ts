@@ -2,13 +2,15 @@
  * The files a project supplies to the agent (`.agent/settings.json`, `.mcp.json`), found where
  * only the project's own owner could have put them: from the working directory up to the
  * repository root, and outside a repository in the working directory alone. A file another user
- * owns, or that others may write, is ignored with a warning: a settings file planted in a shared
- * parent directory (`/tmp`) applies to nobody.
+ * owns, or that others may write, or that sits in a directory others may write (so that they
+ * could put theirs in its place), is ignored with a warning: a settings file planted in a shared
+ * parent directory (`/tmp`) applies to nobody, and neither does a `.git` another user made there.
  *
  * @module
  */
 
 import { dirname, join } from "node:path";
+import { readOwnFileSync, repositoryRoot } from "../own_files.ts";
 
 /** A project file as read: its path and its text, read once. */
 export interface ProjectFile {
@@ -31,90 +33,31 @@ export interface ProjectFiles {
 }
 
 /**
- * Finds and reads the project's files under the rules above. Files Deno does not already let
- * the agent read are skipped, without asking.
+ * Finds and reads the project's files under the rules above (see `readOwnFileSync`: each file,
+ * and each directory from it up to the project's, must be the user's alone, and what is read is
+ * what was checked). Files Deno does not already let the agent read are skipped, without asking.
  *
  * @example
  * ```ts
  * import { readProjectFiles } from "./project.ts";
- * const dir = await Deno.makeTempDir();
- * await Deno.writeTextFile(`${dir}/.mcp.json`, '{"mcpServers":{}}');
+ * const dir = Deno.realPathSync(await Deno.makeTempDir());
+ * await Deno.writeTextFile(`${dir}/.mcp.json`, '{"mcpServers":{}}', { mode: 0o644 });
  * const project = await readProjectFiles(dir);
  * if (project.root !== dir || project.mcp?.text !== '{"mcpServers":{}}') throw new Error("unexpected");
  * ```
  */
-export async function readProjectFiles(cwd: string): Promise<ProjectFiles> {
+export function readProjectFiles(cwd: string): Promise<ProjectFiles> {
   const warnings: string[] = [];
-  const root = (await _repositoryRoot(cwd)) ?? cwd;
-  const owner = _userId();
-  const read = async (path: string): Promise<ProjectFile | undefined> => {
-    if (Deno.permissions.querySync({ name: "read", path }).state !== "granted") return undefined;
-    let info: Deno.FileInfo;
-    try {
-      info = await Deno.lstat(path);
-    } catch {
-      return undefined;
-    }
-    const why = _untrustworthy(info, owner);
-    if (why) {
-      warnings.push(`${path} ignored: ${why}`);
-      return undefined;
-    }
-    try {
-      return { path, text: await Deno.readTextFile(path) };
-    } catch {
-      return undefined;
-    }
+  const warn = (text: string) => warnings.push(text);
+  const root = repositoryRoot(cwd, warn) ?? cwd;
+  const read = (path: string): ProjectFile | undefined => {
+    const bytes = readOwnFileSync(path, { upTo: root, warn });
+    return bytes && { path, text: new TextDecoder().decode(bytes) };
   };
   let settings: ProjectFile | undefined;
   for (let dir = cwd;; dir = dirname(dir)) {
-    settings = await read(join(dir, ".agent", "settings.json"));
+    settings = read(join(dir, ".agent", "settings.json"));
     if (settings || dir === root || dirname(dir) === dir) break;
   }
-  return { root, settings, mcp: await read(join(cwd, ".mcp.json")), warnings };
-}
-
-/** The nearest directory at or above `cwd` that holds `.git`, if Deno lets it look. */
-async function _repositoryRoot(cwd: string): Promise<string | undefined> {
-  for (let dir = cwd;; dir = dirname(dir)) {
-    if (Deno.permissions.querySync({ name: "read", path: dir }).state !== "granted") {
-      return undefined;
-    }
-    try {
-      await Deno.lstat(join(dir, ".git"));
-      return dir;
-    } catch {
-      // Not here: look higher.
-    }
-    if (dirname(dir) === dir) return undefined;
-  }
-}
-
-/** Why a file is not to be taken as the user's own: another owner, or others may write it. */
-function _untrustworthy(info: Deno.FileInfo, owner: number | undefined): string | undefined {
-  if (info.isSymlink) return "it is a symbolic link";
-  if (!info.isFile) return "it is not a file";
-  if (owner !== undefined && info.uid !== null && info.uid !== owner) {
-    return `it belongs to another user (uid ${info.uid})`;
-  }
-  if (info.mode !== null && (info.mode & 0o022) !== 0) return "others may write it";
-  return undefined;
-}
-
-/** The user's id, when Deno grants asking for it (or reading HOME, which the user owns). */
-function _userId(): number | undefined {
-  try {
-    if (Deno.permissions.querySync({ name: "sys", kind: "uid" }).state === "granted") {
-      return Deno.uid() ?? undefined;
-    }
-    const home = Deno.permissions.querySync({ name: "env", variable: "HOME" }).state === "granted"
-      ? Deno.env.get("HOME")
-      : undefined;
-    if (home && Deno.permissions.querySync({ name: "read", path: home }).state === "granted") {
-      return Deno.statSync(home).uid ?? undefined;
-    }
-  } catch {
-    // Unknown: only the mode is checked.
-  }
-  return undefined;
+  return Promise.resolve({ root, settings, mcp: read(join(cwd, ".mcp.json")), warnings });
 }

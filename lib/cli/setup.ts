@@ -93,7 +93,8 @@ export function workspaceRoots(args: Pick<CliArgs, "cwd" | "addDirs">): string[]
 
 /**
  * The system prompt for a run: `--system-prompt` or the default (environment and project
- * instructions), then `--append-system-prompt`.
+ * instructions), then `--append-system-prompt`. `warn` says which instructions files were left
+ * out, and why.
  *
  * @example
  * ```ts
@@ -112,6 +113,7 @@ export function workspaceRoots(args: Pick<CliArgs, "cwd" | "addDirs">): string[]
 export async function systemPromptFor(
   args: Pick<CliArgs, "systemPrompt" | "appendSystemPrompt">,
   setup: RunSetup,
+  warn?: (text: string) => void,
 ): Promise<string> {
   const base = args.systemPrompt ?? withInstructions(
     defaultSystemPrompt({
@@ -120,7 +122,7 @@ export async function systemPromptFor(
       tools: setup.tools.map((tool) => tool.name),
       extraRoots: setup.roots.slice(1),
     }),
-    await findInstructions(setup.cwd),
+    await findInstructions(setup.cwd, { warn }),
     setup.cwd,
   );
   return args.appendSystemPrompt ? `${base}\n\n${args.appendSystemPrompt}` : base;

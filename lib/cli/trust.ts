@@ -12,6 +12,7 @@ import { isAbsolute, join, relative, resolve } from "node:path";
 import type { ProjectReport } from "../events.ts";
 import type { ProjectGrants } from "../settings.ts";
 import { ensurePrivateDir } from "../session/mod.ts";
+import { readOwnFileSync } from "../own_files.ts";
 import { type McpConfig, parseMcpConfig } from "../mcp/config.ts";
 import type { ProjectFile, ProjectFiles } from "./project.ts";
 import { terminalText } from "./terminal_text.ts";
@@ -126,6 +127,8 @@ export interface TrustStore {
 
 /**
  * The trust decisions kept in `<dataDir>/trusted-projects.json` (mode 0600), read fresh each time.
+ * Only the user's own store counts: one another user owns or others may write (see
+ * `readOwnFileSync`) trusts nothing, and `warn` says so, once.
  *
  * @example
  * ```ts
@@ -135,11 +138,23 @@ export interface TrustStore {
  * if (!store.isTrusted("/p", "h1") || store.isTrusted("/p", "h2")) throw new Error("unexpected");
  * ```
  */
-export function trustStore(dataDir: string): TrustStore {
+export function trustStore(
+  dataDir: string,
+  options: {
+    /** Says why the store was found but not read. */
+    warn?: (text: string) => void;
+  } = {},
+): TrustStore {
   const path = join(dataDir, "trusted-projects.json");
+  let warned = false;
+  const warn = (text: string) => {
+    if (!warned) options.warn?.(text);
+    warned = true;
+  };
   const read = (): Record<string, { hash: string; at: string }> => {
     try {
-      const value = JSON.parse(Deno.readTextFileSync(path));
+      const bytes = readOwnFileSync(path, { upTo: dataDir, warn });
+      const value = bytes && JSON.parse(new TextDecoder().decode(bytes));
       return typeof value === "object" && value !== null ? value : {};
     } catch {
       return {};

@@ -54,4 +54,4 @@ export {
   secretRedactor,
   secretsFromEnv,
 } from "./redact.ts";
-export { ensurePrivateDir, ensurePrivateFile } from "./private_files.ts";
+export { checkPrivateDir, ensurePrivateDir, ensurePrivateFile } from "./private_files.ts";

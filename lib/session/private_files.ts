@@ -1,15 +1,21 @@
 /**
  * Files private to the user: what the agent keeps in its data directory (sessions, memory,
- * input history) is readable by its user alone — folders 0700, files 0600 — whether it is
- * created now or was left readable by all by an earlier version.
+ * input history, trust decisions) is readable by its user alone — folders 0700, files 0600 —
+ * whether it is created now or was left readable by all by an earlier version. A folder that
+ * cannot be the user's alone (another user's, or one others may write and that cannot be made
+ * private, or one below a directory others may write) is refused: nothing is kept there.
  *
  * @module
  */
 
+import { dirname } from "node:path";
+import { unsafeDirectory, userId } from "../own_files.ts";
+
 /**
  * Creates a folder (and its missing parents) private to the user (0700), or takes from an
- * existing one what its group and others may do. Where modes do not apply (Windows), or the folder is another user's, it is left as it
- * is.
+ * existing one what its group and others may do. Throws, creating nothing, when the folder cannot
+ * be the user's alone (see {@link checkPrivateDir}). Where modes do not apply (Windows), it is
+ * only created.
  *
  * @example
  * ```ts
@@ -22,8 +28,55 @@
  * ```
  */
 export function ensurePrivateDir(path: string): void {
+  const why = checkPrivateDir(path);
+  if (why) throw new Error(`${path} cannot be the user's alone: ${why}`);
   Deno.mkdirSync(path, { recursive: true, mode: 0o700 });
   _restrict(path);
+}
+
+/**
+ * Why `path` cannot be a folder private to the user, or `undefined` when it can: it belongs to
+ * another user, others may write it and it cannot be made private, or a directory above it
+ * belongs to another user or others may write it (so that they could put theirs in its place;
+ * a sticky one such as `/tmp` is fine). When it exists and is the user's, it is made private
+ * (0700) on the way. What does not exist yet, or what Deno does not already let the agent read,
+ * is not looked at (nobody is asked).
+ *
+ * @example
+ * ```ts
+ * import { checkPrivateDir } from "./private_files.ts";
+ * const dir = await Deno.makeTempDir();
+ * if (Deno.build.os !== "windows") {
+ *   Deno.chmodSync(dir, 0o777);
+ *   const why = checkPrivateDir(`${dir}/data`);
+ *   if (why !== `others may write the directory ${dir}`) throw new Error(why);
+ *   if (checkPrivateDir(dir) !== undefined || (Deno.statSync(dir).mode! & 0o777) !== 0o700) {
+ *     throw new Error("not made private");
+ *   }
+ * }
+ * ```
+ */
+export function checkPrivateDir(path: string): string | undefined {
+  if (Deno.build.os === "windows") return undefined;
+  const uid = userId();
+  let info: Deno.FileInfo | undefined;
+  try {
+    if (_may("read", path)) info = Deno.statSync(path);
+  } catch {
+    // Not there yet: made private when it is created.
+  }
+  if (info) {
+    if (!info.isDirectory) return "it is not a directory";
+    if (uid !== undefined && info.uid !== null && info.uid !== uid) {
+      return `it belongs to another user (uid ${info.uid})`;
+    }
+    _restrict(path);
+    const mode = _may("read", path) ? Deno.statSync(path).mode : null;
+    if (mode !== null && (mode & 0o022) !== 0) {
+      return "others may write it, and it cannot be made private";
+    }
+  }
+  return unsafeDirectory(dirname(path), "/", uid);
 }
 
 /**
@@ -46,13 +99,19 @@ export function ensurePrivateFile(path: string): void {
   _restrict(path);
 }
 
-/** Takes away what the group and others may do with `path`. */
+/** Takes away what the group and others may do with `path`, when Deno lets the agent. */
 function _restrict(path: string): void {
   if (Deno.build.os === "windows") return;
   try {
+    if (!_may("read", path) || !_may("write", path)) return;
     const mode = Deno.statSync(path).mode;
     if (mode !== null && (mode & 0o077) !== 0) Deno.chmodSync(path, mode & 0o700);
   } catch {
     // Gone, or not ours to change.
   }
+}
+
+/** Whether Deno already lets the agent read or write `path` (never asking). */
+function _may(name: "read" | "write", path: string): boolean {
+  return Deno.permissions.querySync({ name, path }).state === "granted";
 }
