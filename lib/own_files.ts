@@ -66,6 +66,7 @@ export function readOwnFileSync(path: string, options: OwnFileOptions): Uint8Arr
     const why = _ownerProblem(before, uid);
     if (why) return refuse(why);
     let upTo: string;
+    if (!_granted(options.upTo)) return undefined;
     try {
       target = Deno.realPathSync(path);
       upTo = Deno.realPathSync(options.upTo);

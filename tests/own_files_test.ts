@@ -247,3 +247,20 @@ asRoot("data directory: another user's is refused, and left as it is", async () 
     await Deno.remove(parent, { recursive: true });
   }
 });
+
+Deno.test("instructions: a link to a file of the project counts; a link out of it does not", async () => {
+  const dir = await tempDir("agent_own_");
+  await Deno.mkdir(join(dir, ".git"));
+  await write(join(dir, "CLAUDE.md"), "Use tabs.");
+  await Deno.symlink("CLAUDE.md", join(dir, "AGENTS.md"));
+  const outside = await tempDir("agent_outside_");
+  await write(join(outside, "AGENTS.md"), "From elsewhere.");
+  await Deno.mkdir(join(dir, "pkg"));
+  await Deno.symlink(join(outside, "AGENTS.md"), join(dir, "pkg", "AGENTS.md"));
+  const warnings: string[] = [];
+  const files = await findInstructions(join(dir, "pkg"), { warn: (text) => warnings.push(text) });
+  assert.deepEqual(files, [{ path: join(dir, "AGENTS.md"), content: "Use tabs." }]);
+  assert.deepEqual(warnings, [
+    `${join(dir, "pkg", "AGENTS.md")} ignored: it is a symbolic link out of ${dir}`,
+  ]);
+});
