@@ -174,7 +174,9 @@ export function unsafeDirectory(
     if (info && uid !== undefined && info.uid !== null && info.uid !== uid && info.uid !== 0) {
       return `the directory ${dir} belongs to another user (uid ${info.uid})`;
     }
-    if (info?.mode != null && (info.mode & 0o022) !== 0 && (info.mode & 0o1000) === 0) {
+    // In a sticky directory only an entry's owner may rename or remove it.
+    const sticky = ((info?.mode ?? 0) & 0o1000) !== 0;
+    if (info && !sticky && _openToOthers(info)) {
       return `others may write the directory ${dir}`;
     }
     if (dir === upTo || dirname(dir) === dir) return undefined;
@@ -222,7 +224,47 @@ function _ownerProblem(info: Deno.FileInfo, uid: number | undefined): string | u
 }
 
 function _modeProblem(info: Deno.FileInfo): string | undefined {
-  return info.mode !== null && (info.mode & 0o022) !== 0 ? "others may write it" : undefined;
+  return _openToOthers(info) ? "others may write it" : undefined;
+}
+
+/**
+ * Whether users other than the owner may write: others may, or a group other than the user's
+ * own (with a user-private group and umask 002, as many systems set up, the group is the user's
+ * alone).
+ */
+function _openToOthers(info: Deno.FileInfo): boolean {
+  const mode = info.mode;
+  if (mode === null) return false;
+  if ((mode & 0o002) !== 0) return true;
+  if ((mode & 0o020) === 0) return false;
+  const own = userGroupId();
+  return own === undefined || info.gid === null || info.gid !== own;
+}
+
+/**
+ * The user's own group id, when Deno grants asking for it (or reading HOME, whose group is the
+ * user's); `undefined` when it cannot be known.
+ *
+ * @example
+ * ```ts
+ * import { userGroupId } from "./own_files.ts";
+ * const gid = userGroupId();
+ * if (gid !== undefined && typeof gid !== "number") throw new Error("unexpected");
+ * ```
+ */
+export function userGroupId(): number | undefined {
+  try {
+    if (Deno.permissions.querySync({ name: "sys", kind: "gid" }).state === "granted") {
+      return Deno.gid() ?? undefined;
+    }
+    const home = Deno.permissions.querySync({ name: "env", variable: "HOME" }).state === "granted"
+      ? Deno.env.get("HOME")
+      : undefined;
+    if (home && _granted(home)) return Deno.statSync(home).gid ?? undefined;
+  } catch {
+    // Unknown: a group that may write counts as others.
+  }
+  return undefined;
 }
 
 /** Whether Deno already lets the agent read `path` (never asking the user). */

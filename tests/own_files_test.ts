@@ -30,21 +30,44 @@ async function write(path: string, text: string, mode = 0o644): Promise<void> {
   await Deno.chmod(path, mode);
 }
 
-Deno.test("project files: settings in a .agent directory others may write are ignored, naming it", async () => {
-  const dir = await tempDir("agent_own_");
+asRoot(
+  "project files: settings in a .agent directory a shared group may write are ignored, naming it",
+  async () => {
+    const dir = await tempDir("agent_own_");
+    await Deno.mkdir(join(dir, ".git"));
+    const agent = join(dir, ".agent");
+    await Deno.mkdir(agent);
+    await write(join(agent, "settings.json"), '{"model":"openai/own"}');
+    // A shared group's directory: its members could swap the file for theirs.
+    await Deno.chmod(agent, 0o2775);
+    await Deno.chown(agent, null, NOBODY);
+    const files = await readProjectFiles(dir);
+    assert.equal(files.settings, undefined);
+    assert.deepEqual(files.warnings, [
+      `${join(agent, "settings.json")} ignored: others may write the directory ${agent}`,
+    ]);
+    await Deno.chmod(agent, 0o755);
+    assert.equal((await readProjectFiles(dir)).settings?.text, '{"model":"openai/own"}');
+  },
+);
+
+Deno.test("project files: with the user's own group (umask 002), what it may write still counts", async () => {
+  const dir = await tempDir("agent_own_group_");
   await Deno.mkdir(join(dir, ".git"));
   const agent = join(dir, ".agent");
   await Deno.mkdir(agent);
-  await write(join(agent, "settings.json"), '{"model":"openai/own"}');
-  // A shared group's directory: its members could swap the file for theirs.
-  await Deno.chmod(agent, 0o2775);
+  // As a user-private group and umask 002 leave them: the group is the user's alone.
+  await write(join(agent, "settings.json"), '{"model":"openai/own"}', 0o664);
+  await Deno.chmod(agent, 0o775);
+  await write(join(dir, "AGENTS.md"), "Use tabs.", 0o664);
   const files = await readProjectFiles(dir);
-  assert.equal(files.settings, undefined);
-  assert.deepEqual(files.warnings, [
-    `${join(agent, "settings.json")} ignored: others may write the directory ${agent}`,
-  ]);
-  await Deno.chmod(agent, 0o755);
-  assert.equal((await readProjectFiles(dir)).settings?.text, '{"model":"openai/own"}');
+  assert.deepEqual(files.warnings, []);
+  assert.equal(files.settings?.text, '{"model":"openai/own"}');
+  const instructions = await findInstructions(dir);
+  assert.equal(instructions.length, 1);
+  // Others may write: never.
+  await Deno.chmod(join(agent, "settings.json"), 0o666);
+  assert.equal((await readProjectFiles(dir)).settings, undefined);
 });
 
 Deno.test("project files: a directory others may write between the file and the repository root makes it ignored", async () => {
