@@ -401,3 +401,18 @@ Deno.test("secrets: a failure before the run's secrets are known is printed with
     if (output === "json") assert.match(JSON.parse(run.stdout).error.message, /\[redacted\]/);
   }
 });
+
+Deno.test("stream-json holds back a key the model streams in pieces, and prints it redacted", async () => {
+  const key = KEYS.OPENAI_API_KEY;
+  await using server = startMockOpenAIServer({
+    replies: () => ({ text: [`the key is ${key.slice(0, 12)}`, `${key.slice(12)} done`] }),
+  });
+  const run = await runCli(["-m", "openai/test", "--output", "stream-json", "--no-session", "hi"], {
+    env: { OPENAI_API_KEY: key, OPENAI_BASE_URL: server.url },
+  });
+  assert.equal(run.code, 0, run.stderr);
+  const deltas = run.stdout.trim().split("\n").map((line) => JSON.parse(line))
+    .filter((event) => event.type === "text_delta").map((event) => event.text).join("");
+  assert.equal(deltas, "the key is [redacted] done");
+  assert.ok(!run.stdout.includes(key.slice(0, 12)) && !run.stdout.includes(key.slice(12)));
+});

@@ -13,6 +13,7 @@ import type { CliArgs } from "./args.ts";
 import type { Prepared } from "./prepare.ts";
 import { type CliOutput, textRenderer } from "./render.ts";
 import { describeWithheld } from "./setup.ts";
+import { eventRedactor } from "../service/redacted_events.ts";
 import { againWith } from "./invocation.ts";
 
 /** What a headless run writes to and listens on. */
@@ -104,13 +105,16 @@ export async function runHeadless(
       sessionId: talk.id,
       complete: true,
     });
+    // A key the model streams in pieces is held back until it can be redacted whole.
+    const streamed = options.output === "stream-json" ? eventRedactor(prepared.redact) : undefined;
     let step = await events.next();
     while (!step.done) {
       const event = step.value;
       await talk.record(event);
       if (render) render(event);
-      else if (options.output === "stream-json") out(`${JSON.stringify(event)}\n`);
-      else if (event.type === "result") out(`${JSON.stringify(event)}\n`);
+      else if (streamed) {
+        for (const next of streamed.push(event)) out(`${JSON.stringify(next)}\n`);
+      } else if (event.type === "result") out(`${JSON.stringify(event)}\n`);
       step = await events.next();
     }
     if (render && talk.saved) {
