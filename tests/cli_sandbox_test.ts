@@ -165,7 +165,9 @@ Deno.test({
     const run = await runCli(server, ["--cwd", dir, "--sandbox", "off", "go"]);
     assert.equal(run.code, 0, run.stderr);
     assert.deepEqual(run.events[0].sandbox, { kind: "none", mode: "off", reason: "turned off" });
-    assert.match(outputs(run)[0], /^key=sk-sandbox-test\n/);
+    // Unconfined, the command had the key (the model saw it); what is printed is redacted.
+    assert.match(JSON.stringify(server.requests[1].body), /key=sk-sandbox-test\\n/);
+    assert.match(outputs(run)[0], /^key=\[redacted\]\n/);
     assert.equal(await Deno.readTextFile(join(outside, "out.txt")), "out\n");
   },
 });
