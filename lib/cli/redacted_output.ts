@@ -7,7 +7,7 @@
  * @module
  */
 
-import { redactValue } from "../session/mod.ts";
+import { redactJsonLine } from "../session/mod.ts";
 import type { CliOutput } from "./render.ts";
 
 /**
@@ -59,7 +59,7 @@ export function redactedOutput<T extends CliOutput>(
   const out = options.stdout === "terminal"
     ? io.out
     : options.stdout === "json"
-    ? (text: string) => io.out(_redactJson(text, redact))
+    ? (text: string) => io.out(redactJsonLine(text, redact))
     : (text: string) => io.out(_redactPainted(text, redact));
   return {
     ...io,
@@ -79,22 +79,4 @@ const _SGR = /(\x1b\[[0-9;]*m)/;
 function _redactPainted(text: string, redact: (text: string) => string): string {
   if (!text.includes("\x1b[")) return redact(text);
   return text.split(_SGR).map((part, i) => i % 2 ? part : redact(part)).join("");
-}
-
-/** A JSON line redacted; should a secret have matched JSON syntax, its strings one by one. */
-function _redactJson(line: string, redact: (text: string) => string): string {
-  const redacted = redact(line);
-  if (redacted === line) return line;
-  try {
-    JSON.parse(redacted);
-    return redacted;
-  } catch {
-    // Redacted as text, it is no longer JSON: redact its strings instead.
-  }
-  try {
-    const value = redactValue(JSON.parse(line), redact);
-    return `${JSON.stringify(value)}${line.endsWith("\n") ? "\n" : ""}`;
-  } catch {
-    return redacted; // it was not JSON either
-  }
 }

@@ -6,6 +6,7 @@
  */
 
 import { encodeEntry, encodeHeader } from "./jsonl.ts";
+import { redactJsonLine } from "./redact.ts";
 import { checkSessionEntry, type SessionHeader, type SessionWriter } from "./store.ts";
 
 /** Options of {@link fileSessionWriter}. */
@@ -48,7 +49,8 @@ export async function fileSessionWriter(
   const lines = _lineWriter(file, sync, options.endsWithNewline ?? true);
   if (header) {
     try {
-      await lines.write(_redactLine(encodeHeader(header), redact));
+      const head = encodeHeader(header);
+      await lines.write(redact ? redactJsonLine(head, redact) : head);
     } catch (error) {
       await lines.close();
       throw error;
@@ -105,22 +107,9 @@ function _sessionWriter(
         return Promise.reject(error);
       }
       if (entry.type === "message") messages++;
-      return lines.write(_redactLine(encodeEntry(entry, messages), redact));
+      const line = encodeEntry(entry, messages);
+      return lines.write(redact ? redactJsonLine(line, redact) : line);
     },
     close: () => closing ??= lines.close(),
   };
-}
-
-/** Redacts a line; should a secret have matched JSON syntax, redacts its strings one by one. */
-function _redactLine(line: string, redact: ((text: string) => string) | undefined): string {
-  if (!redact) return line;
-  const redacted = redact(line);
-  if (redacted === line) return line;
-  try {
-    JSON.parse(redacted);
-    return redacted;
-  } catch {
-    const value = JSON.parse(line, (_key, v) => typeof v === "string" ? redact(v) : v);
-    return JSON.stringify(value) + "\n";
-  }
 }

@@ -48,6 +48,7 @@ export {
   looksSecret,
   MIN_SECRET_LENGTH,
   REDACTED,
+  redactJsonLine,
   type Redactor,
   redactValue,
   SECRET_ENV_NAMES,

@@ -188,3 +188,32 @@ function _redactJson(value: object, redact: (text: string) => string): unknown {
     return REDACTED; // a secret matched across the JSON syntax
   }
 }
+
+/**
+ * A JSON line (a session entry, an event) with its secrets redacted, still JSON: redacted as
+ * text, or, should a secret have matched JSON syntax, string by string. A line that is not JSON
+ * is redacted as text.
+ *
+ * @example
+ * ```ts
+ * import { redactJsonLine, secretRedactor } from "./redact.ts";
+ * const line = redactJsonLine('{"text":"key sk-12345678"}\n', secretRedactor(["sk-12345678"]));
+ * if (line !== '{"text":"key [redacted]"}\n') throw new Error(line);
+ * ```
+ */
+export function redactJsonLine(line: string, redact: (text: string) => string): string {
+  const redacted = redact(line);
+  if (redacted === line) return line;
+  try {
+    JSON.parse(redacted);
+    return redacted;
+  } catch {
+    // Redacted as text, it is no longer JSON: redact its strings instead.
+  }
+  try {
+    const value = redactValue(JSON.parse(line), redact);
+    return `${JSON.stringify(value)}${line.endsWith("\n") ? "\n" : ""}`;
+  } catch {
+    return redacted; // it was not JSON either
+  }
+}
