@@ -273,6 +273,7 @@ Deno.test("cli sandbox: writable and hidden paths of the settings, ~ expanded", 
       writable: ["/w", "/home/ada/.cache/deno", "/w/build"],
       net: false,
       hide: ["/home/ada/.local/share/agent", "/home/ada/.config/agent", "/home/ada/.config/gh"],
+      readable: ["/home/ada/.cache/deno"],
     });
     assert.equal(sandbox.notice, undefined);
   } else {

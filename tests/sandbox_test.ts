@@ -777,3 +777,29 @@ Deno.test("an MCP server that asks for the sandbox does not start without one", 
     );
   }
 });
+
+Deno.test({
+  name: `the sandbox: a readable directory under /tmp shows, read-only; without it, not${NEEDS}`,
+  ignore,
+  fn: async () => {
+    const ws = await tempDir();
+    const cache = await tempDir();
+    await Deno.writeTextFile(join(cache, "module.js"), "cached");
+    try {
+      const command = `cat ${cache}/module.js; echo; touch ${cache}/new 2>&1 | sed 's/.*: //'`;
+      const shown = await bash(command, context(ws), {
+        sandbox: { bwrap: BWRAP, writable: [ws], net: false, readable: [cache] },
+      });
+      assert.match(shown.output, /^cached\nRead-only file system\n/);
+      const hidden = await bash(
+        `cat ${cache}/module.js 2>&1 | sed 's/.*: //'`,
+        context(ws),
+        sandbox([ws]),
+      );
+      assert.match(hidden.output, /^No such file or directory\n/);
+    } finally {
+      await Deno.remove(ws, { recursive: true });
+      await Deno.remove(cache, { recursive: true });
+    }
+  },
+});

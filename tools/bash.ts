@@ -33,6 +33,8 @@ export type BashSandbox =
      * providers (secret-named variables and secret-shaped values are kept out anyway).
      */
     secretNames?: string[];
+    /** Directories shown read-only even under the sandbox's own `/tmp` (the Deno cache). */
+    readable?: string[];
   }
   | {
     /** What every call answers instead of running. */

@@ -97,6 +97,11 @@ export async function resolveCliSandbox(options: CliSandboxOptions): Promise<Cli
     ...paths(settings.hide),
   ];
   const mcpAll = mode === "required";
+  // The Deno cache stays readable, so that what `deno run` starts inside loads without network.
+  const cache = options.env("DENO_DIR") ||
+    (options.env("XDG_CACHE_HOME") ? join(options.env("XDG_CACHE_HOME")!, "deno") : undefined) ||
+    (home ? join(home, ".cache", "deno") : undefined);
+  const readable = cache ? [cache] : [];
   if (mode === "off") {
     return {
       report: { kind: "none", mode, reason: "turned off" },
@@ -122,8 +127,14 @@ export async function resolveCliSandbox(options: CliSandboxOptions): Promise<Cli
         net: options.net,
         hide,
         ...(options.secretNames?.length ? { secretNames: options.secretNames } : {}),
+        ...(readable.length ? { readable } : {}),
       },
-      mcp: { bwrap: found.path, workspace: writable, hide },
+      mcp: {
+        bwrap: found.path,
+        workspace: writable,
+        hide,
+        ...(readable.length ? { readable } : {}),
+      },
       mcpAll,
     };
   }

@@ -58,7 +58,7 @@ export interface McpConnection extends AsyncDisposable {
  * none, for the warning of each server that asks.
  */
 export type McpSandboxOptions =
-  | { bwrap: string; workspace: string[]; hide?: string[] }
+  | { bwrap: string; workspace: string[]; hide?: string[]; readable?: string[] }
   | { unavailable: string };
 
 /** Options of {@link connectMcpServers}. */

@@ -238,6 +238,7 @@ function _sandbox(
     writable: [...given.workspace, ...(own.writable ?? []).map((path) => resolve(base, path))],
     net: own.net ?? false,
     hide: given.hide,
+    ...(given.readable ? { readable: given.readable } : {}),
   };
 }
 

@@ -24,6 +24,11 @@ export interface SandboxArgsOptions {
   home?: string;
   /** More files or directories to hide, e.g. the agent's own data directory. */
   hide?: string[];
+  /**
+   * Directories shown read-only even where the sandbox would hide them (under `/tmp`, which is
+   * its own), e.g. the Deno cache that a server run by `deno run npm:…` is loaded from.
+   */
+  readable?: string[];
 }
 
 /** Secrets under the home directory that the sandbox hides. */
@@ -156,6 +161,12 @@ export function sandboxArgs(options: SandboxArgsOptions): string[] {
   const writable = new Set(options.writable.map(_realDir).filter((path) => path !== undefined));
   for (const root of writable) {
     mounts.push({ path: root, args: ["--bind", root, root], hides: false });
+  }
+  for (const path of options.readable ?? []) {
+    const real = _realDir(path);
+    if (real && ![...writable].some((root) => _within(real, root))) {
+      mounts.push({ path: real, args: ["--ro-bind", real, real], hides: false });
+    }
   }
   const realCwd = _realDir(cwd);
   if (realCwd && ![...writable].some((root) => _within(realCwd, root))) {
