@@ -195,18 +195,33 @@ export function unsafeDirectory(
  * ```
  */
 export function userId(): number | undefined {
+  return _ids().uid;
+}
+
+/** The user's ids, found once: from Deno when it grants asking, else from HOME, the user's own. */
+let _known: { uid?: number; gid?: number } | undefined;
+function _ids(): { uid?: number; gid?: number } {
+  if (_known) return _known;
+  const ids: { uid?: number; gid?: number } = {};
   try {
-    if (Deno.permissions.querySync({ name: "sys", kind: "uid" }).state === "granted") {
-      return Deno.uid() ?? undefined;
+    const sys = (kind: "uid" | "gid") =>
+      Deno.permissions.querySync({ name: "sys", kind }).state === "granted";
+    if (sys("uid")) ids.uid = Deno.uid() ?? undefined;
+    if (sys("gid")) ids.gid = Deno.gid() ?? undefined;
+    if (ids.uid === undefined || ids.gid === undefined) {
+      const home = Deno.permissions.querySync({ name: "env", variable: "HOME" }).state === "granted"
+        ? Deno.env.get("HOME")
+        : undefined;
+      if (home && _granted(home)) {
+        const info = Deno.statSync(home);
+        ids.uid ??= info.uid ?? undefined;
+        ids.gid ??= info.gid ?? undefined;
+      }
     }
-    const home = Deno.permissions.querySync({ name: "env", variable: "HOME" }).state === "granted"
-      ? Deno.env.get("HOME")
-      : undefined;
-    if (home && _granted(home)) return Deno.statSync(home).uid ?? undefined;
   } catch {
-    // Unknown: only the mode is checked.
+    // Unknown: only modes are checked, and a group that may write counts as others.
   }
-  return undefined;
+  return _known = ids;
 }
 
 /** Why a file is not to be taken as the user's: a link, not a file, another's, or open to others. */
@@ -253,18 +268,7 @@ function _openToOthers(info: Deno.FileInfo): boolean {
  * ```
  */
 export function userGroupId(): number | undefined {
-  try {
-    if (Deno.permissions.querySync({ name: "sys", kind: "gid" }).state === "granted") {
-      return Deno.gid() ?? undefined;
-    }
-    const home = Deno.permissions.querySync({ name: "env", variable: "HOME" }).state === "granted"
-      ? Deno.env.get("HOME")
-      : undefined;
-    if (home && _granted(home)) return Deno.statSync(home).gid ?? undefined;
-  } catch {
-    // Unknown: a group that may write counts as others.
-  }
-  return undefined;
+  return _ids().gid;
 }
 
 /** Whether Deno already lets the agent read `path` (never asking the user). */
