@@ -10,7 +10,7 @@
  */
 
 import type { DatabaseSync } from "node:sqlite";
-import { redactValue } from "../session/redact.ts";
+import { redactJsonLine } from "../session/redact.ts";
 
 /** The `user_version` of a memory database whose text has been scrubbed of secrets. */
 export const SCRUBBED_MARK = 1;
@@ -78,7 +78,7 @@ function _scrub(db: DatabaseSync, redact: (text: string) => string): ScrubResult
   }
   const loops: Array<{ id: string; json: string }> = [];
   for (const row of db.prepare("SELECT id, json FROM run_loops").iterate()) {
-    const json = _redactJson(row.json as string, redact);
+    const json = redactJsonLine(row.json as string, redact);
     if (json !== row.json) loops.push({ id: row.id as string, json });
   }
   if (segments.length + loops.length === 0) return { segments: 0, runLoops: 0 };
@@ -98,16 +98,4 @@ function _scrub(db: DatabaseSync, redact: (text: string) => string): ScrubResult
       INSERT INTO segments_fts (rowid, text, type) SELECT id, text, type FROM segments;`);
   }
   return { segments: segments.length, runLoops: loops.length };
-}
-
-/** A run loop's JSON, redacted; its strings one by one should a secret have matched syntax. */
-function _redactJson(json: string, redact: (text: string) => string): string {
-  const redacted = redact(json);
-  if (redacted === json) return json;
-  try {
-    JSON.parse(redacted);
-    return redacted;
-  } catch {
-    return JSON.stringify(redactValue(JSON.parse(json), redact));
-  }
 }
