@@ -25,6 +25,13 @@ export interface ToolContext {
   cwd: string;
   /** The id of this call. */
   toolCallId: string;
+  /**
+   * Checks a real path (symlinks resolved) a tool is about to read or change against the
+   * permission rules: a refusal message when the rules deny it, undefined when they allow it.
+   * File tools call it on what they actually opened; directory walks skip what it refuses.
+   * Absent, every path the runtime grants is allowed.
+   */
+  checkPath?: (path: string, access: "read" | "write") => string | undefined;
 }
 
 /** A tool's full answer. */
