@@ -32,9 +32,12 @@
 export { Agent, type AgentOptions, type RunOptions } from "./lib/agent.ts";
 export {
   DEFAULT_MAX_TURNS,
+  DEFAULT_REPEAT_STOP_AT,
+  DEFAULT_REPEAT_WARN_AT,
   type MaxTurnsInfo,
   NUDGE_MESSAGE,
   type NudgeOptions,
+  type RepeatGuardOptions,
   runAgent,
   type RunAgentOptions,
 } from "./lib/loop.ts";

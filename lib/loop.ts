@@ -30,9 +30,12 @@ import { costOf } from "./cost.ts";
 
 export {
   DEFAULT_MAX_TURNS,
+  DEFAULT_REPEAT_STOP_AT,
+  DEFAULT_REPEAT_WARN_AT,
   type MaxTurnsInfo,
   NUDGE_MESSAGE,
   type NudgeOptions,
+  type RepeatGuardOptions,
   type RunAgentOptions,
 } from "./loop_options.ts";
 
@@ -81,7 +84,7 @@ async function* _run(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunRe
   const cwd = options.cwd ?? _cwd();
   const maxNudges = options.nudge === false ? 0 : options.nudge?.max ?? 2;
   const nudgeText = (options.nudge ? options.nudge.message : undefined) ?? NUDGE_MESSAGE;
-  const guard = repeatGuard();
+  const guard = options.repeatGuard === false ? undefined : repeatGuard(options.repeatGuard);
   const pricing = model.info?.pricing;
   const compactor = createCompactor({ ...options, tools: definitions });
   const hooks = options.hooks ?? {};

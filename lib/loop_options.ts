@@ -23,6 +23,27 @@ export const NUDGE_MESSAGE: string =
   "You announced an action but did not call a tool, so nothing happened. If there is more to " +
   "do, call the tool now. If you are done, give your final answer.";
 
+/** The default of {@link RepeatGuardOptions.warnAt}. */
+export const DEFAULT_REPEAT_WARN_AT = 3;
+
+/** The default of {@link RepeatGuardOptions.stopAt}. */
+export const DEFAULT_REPEAT_STOP_AT = 4;
+
+/**
+ * When the doom-loop guard steps in. A call counts as a repeat when it is the same call (same
+ * tool, same input) with the same result as the call just before it; a result that changes (a
+ * CI status polled until it is done) starts the count again.
+ */
+export interface RepeatGuardOptions {
+  /**
+   * At this many identical calls with identical results in a row, the result the model sees
+   * ends with a note that the call will not change anything (default 3).
+   */
+  warnAt?: number;
+  /** At this many, the run stops with status `error` once the turn's calls end (default 4). */
+  stopAt?: number;
+}
+
 /** What the caller learns when a run reaches its turn limit. */
 export interface MaxTurnsInfo {
   /** Turns taken so far. */
@@ -94,6 +115,11 @@ export interface RunAgentOptions {
    * worked) are added before the next model call; after a final answer they start another turn.
    */
   pendingInput?: () => readonly Message[];
+  /**
+   * The doom-loop guard: the same call with the same result made `warnAt` times in a row is
+   * flagged to the model, `stopAt` times stops the run (defaults 3 and 4). `false` turns it off.
+   */
+  repeatGuard?: RepeatGuardOptions | false;
   /** The incomplete-intent nudge; `false` turns it off. */
   nudge?: NudgeOptions | false;
   /**

@@ -1,6 +1,6 @@
 /**
- * The tool phase of a turn: the doom-loop guard, the permission callback and hooks around each
- * call, parallel execution, and the events that report it.
+ * The tool phase of a turn: the permission callback and hooks around each call, parallel
+ * execution, the doom-loop guard over the results, and the events that report it.
  *
  * @module
  */
@@ -15,8 +15,8 @@ import { runToolCalls, type ToolRunOptions, type ToolRunResult } from "./tool_ru
 
 /** What the tool phase needs. */
 export interface TurnToolsOptions {
-  /** The doom-loop guard of the run. */
-  guard: RepeatGuard;
+  /** The doom-loop guard of the run; none: calls are not compared. */
+  guard?: RepeatGuard;
   /** The tools, by name. */
   registry: ReadonlyMap<string, Tool>;
   /** The run's hooks. */
@@ -31,13 +31,14 @@ export interface TurnToolsOptions {
 export interface TurnToolsResult {
   /** One result per call, in call order. */
   results: ToolRunResult[];
-  /** Why the run must stop (a call repeated too often), if it must. */
+  /** Why the run must stop (a call repeated with the same result too often), if it must. */
   stopped?: string;
 }
 
 /**
- * Runs the calls of a turn, streaming `tool_call`, `tool_result` and `notice` events. A call
- * repeated too many times in a row stops the phase before anything runs.
+ * Runs the calls of a turn, streaming `tool_call`, `tool_result` and `notice` events. Each
+ * result goes to the doom-loop guard as it comes: a call repeated with the same result is
+ * flagged to the model, and too many such repeats stop the run once the turn's calls end.
  *
  * @example
  * ```ts
@@ -61,32 +62,25 @@ export async function* runTurnTools(
   options: TurnToolsOptions,
 ): AsyncGenerator<AgentEvent, TurnToolsResult> {
   const { guard, hooks, turn } = options;
-  // The doom-loop guard sees every call; a stop means none of this turn's calls run.
-  const verdicts = calls.map((call) => guard.observe(call));
   for (const c of calls) yield { type: "tool_call", id: c.id, name: c.name, input: c.input };
   const results: ToolRunResult[] = new Array(calls.length);
-  const stop = verdicts.find((verdict) => verdict.action === "stop");
-  if (stop) {
-    const name = calls[verdicts.indexOf(stop)].name;
-    const stopped = `The run stopped: "${name}" was called ${stop.count} times in a row with ` +
-      `the same input.`;
-    for (const [index, call] of calls.entries()) {
-      results[index] = { call, output: `Not run. ${stopped}`, isError: true, durationMs: 0 };
-      yield resultEvent(results[index]);
-    }
-    return { results, stopped };
-  }
+  let stopped: string | undefined;
   for await (const [index, ran] of runToolCalls(calls, options.registry, options.run)) {
     const done = await _afterToolCall(hooks, turn, ran);
-    if (verdicts[index].action === "warn") {
-      const message = _repeatWarning(verdicts[index].count);
+    const verdict = guard?.observe(done.call, done);
+    if (verdict?.action === "stop") {
+      stopped ??= `The run stopped: "${done.call.name}" was called ${verdict.count} times in a ` +
+        `row with the same input and gave the same result each time.`;
+      done.output += `\n\n[${stopped}]`;
+    } else if (verdict?.action === "warn") {
+      const message = _repeatWarning(verdict.count);
       done.output += `\n\n[${message}]`;
       yield { type: "notice", kind: "doom_loop", message };
     }
     results[index] = done;
     yield resultEvent(done);
   }
-  return { results };
+  return stopped ? { results, stopped } : { results };
 }
 
 /**
@@ -178,6 +172,7 @@ function _same(a: unknown, b: unknown): boolean {
 }
 
 function _repeatWarning(count: number): string {
-  return `You have made this exact call ${count} times in a row with the same input; the ` +
-    `result will not change. Try something different, or give your answer if you are done.`;
+  return `You have made this exact call ${count} times in a row with the same input and got ` +
+    `the same result each time; calling it again will not change it. Try something different, ` +
+    `or give your answer if you are done.`;
 }

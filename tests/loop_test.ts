@@ -385,7 +385,7 @@ Deno.test("runAgent() aborts running tools when the caller stops reading the str
   assert.equal(toolSignal?.aborted, true);
 });
 
-Deno.test("runAgent() tells the model on the third identical call and stops on the fourth", async () => {
+Deno.test("runAgent() tells the model on the third identical call with the same result and stops on the fourth", async () => {
   const same = { name: "echo", input: { text: "same" } };
   const model = scriptedModel([
     { toolCalls: [same] },
@@ -398,17 +398,21 @@ Deno.test("runAgent() tells the model on the third identical call and stops on t
   const outputs = toolMessages(result.messages).map((m) => m.content);
   assert.equal(outputs[0], "same");
   assert.equal(outputs[1], "same");
-  assert.match(outputs[2], /^same\n\n\[You have made this exact call 3 times in a row/);
-  assert.match(outputs[3], /^Not run\. The run stopped: "echo" was called 4 times in a row/);
+  assert.match(
+    outputs[2],
+    /^same\n\n\[You have made this exact call 3 times in a row with the same input and got the same result each time/,
+  );
+  assert.match(
+    outputs[3],
+    /^same\n\n\[The run stopped: "echo" was called 4 times in a row with the same input and gave the same result each time\.\]$/,
+  );
   assert.equal(result.status, "error");
   assert.equal(result.error?.name, "ModelBehaviorError");
   assert.equal(model.calls, 4);
   assertEveryCallAnswered(result.messages);
   assert.deepEqual(
     events.filter((e) => e.type === "notice").map((e) => e.type === "notice" && e.kind),
-    [
-      "doom_loop",
-    ],
+    ["doom_loop"],
   );
 });
 
@@ -422,6 +426,100 @@ Deno.test("runAgent() does not count calls with different inputs as a loop", asy
   const { result } = await collect({ model, input: "go", tools: [echo] });
   assert.equal(result.status, "success");
   assert.ok(toolMessages(result.messages).every((m) => !m.content.includes("[You have made")));
+});
+
+/** `ci_status`: the same call each time, its answer `pending` until the `ready`th call. */
+function ciStatus(ready: number) {
+  let polls = 0;
+  return defineTool({
+    name: "ci_status",
+    description: "The status of the CI run",
+    parameters: z.object({}),
+    execute: () => ++polls >= ready ? "passed" : `pending (poll ${polls})`,
+  });
+}
+
+Deno.test("runAgent() lets a model poll the same call while its result changes", async () => {
+  const poll = { name: "ci_status", input: {} };
+  const model = scriptedModel([...Array(8).fill({ toolCalls: [poll] }), { text: "CI passed." }]);
+  const { events, result } = await collect({ model, input: "wait for CI", tools: [ciStatus(8)] });
+  assert.equal(result.status, "success", result.error?.message);
+  assert.equal(result.text, "CI passed.");
+  assert.equal(result.toolCalls, 8);
+  assert.equal(toolMessages(result.messages).at(-1)?.content, "passed");
+  assert.ok(!events.some((e) => e.type === "notice"));
+});
+
+Deno.test("runAgent() counts repeats again from a result that changed", async () => {
+  // pending 1, pending 2, then "passed" four times: the fourth "passed" stops the run.
+  const poll = { name: "ci_status", input: {} };
+  const model = scriptedModel([...Array(10).fill({ toolCalls: [poll] }), { text: "unused" }]);
+  const { result } = await collect({ model, input: "wait", tools: [ciStatus(3)] });
+  assert.equal(result.status, "error");
+  assert.equal(result.toolCalls, 6);
+  assert.match(result.error?.message ?? "", /called 4 times in a row with the same input/);
+});
+
+Deno.test("runAgent() takes the repeat thresholds as options, and false turns the guard off", async () => {
+  const same = { name: "echo", input: { text: "same" } };
+  const script = () => scriptedModel([...Array(6).fill({ toolCalls: [same] }), { text: "ok" }]);
+
+  const strict = await collect({
+    model: script(),
+    input: "go",
+    tools: [echo],
+    repeatGuard: { warnAt: 2, stopAt: 3 },
+  });
+  assert.equal(strict.result.status, "error");
+  assert.equal(strict.result.toolCalls, 3);
+  assert.match(toolMessages(strict.result.messages)[1].content, /2 times in a row/);
+
+  const lenient = await collect({
+    model: script(),
+    input: "go",
+    tools: [echo],
+    repeatGuard: { stopAt: 10 },
+  });
+  assert.equal(lenient.result.status, "success");
+  assert.equal(lenient.result.toolCalls, 6);
+  // Warned from the third call on (the default), never stopped.
+  assert.equal(lenient.events.filter((e) => e.type === "notice").length, 4);
+
+  const off = await collect({ model: script(), input: "go", tools: [echo], repeatGuard: false });
+  assert.equal(off.result.status, "success");
+  assert.ok(!off.events.some((e) => e.type === "notice"));
+
+  for (const bad of [{ stopAt: 1 }, { warnAt: 2.5 }, { stopAt: Number.NaN }]) {
+    await assert.rejects(
+      () => collect({ model: script(), input: "go", tools: [echo], repeatGuard: bad }),
+      (error: Error) =>
+        error instanceof RangeError && /must be a whole number ≥ 2 .* got/.test(error.message),
+    );
+  }
+});
+
+Deno.test("runAgent() compares huge results by digest: one changed character is a new result", async () => {
+  const big = "x".repeat(5_000_000);
+  let calls = 0;
+  const dump = defineTool({
+    name: "dump",
+    description: "A big output",
+    parameters: z.object({}),
+    // The fourth answer differs in its last character only.
+    execute: () => ++calls === 4 ? big.slice(0, -1) + "y" : big,
+  });
+  const call = { name: "dump", input: {} };
+  const model = scriptedModel([...Array(5).fill({ toolCalls: [call] }), { text: "unused" }]);
+  const { result } = await collect({
+    model,
+    input: "go",
+    tools: [dump],
+    maxToolOutputChars: 10_000_000,
+    compaction: false,
+  });
+  // big, big, big (warned), big…y (a new result), big: counted from 1 again, never stopped.
+  assert.equal(result.status, "success");
+  assert.equal(result.toolCalls, 5);
 });
 
 Deno.test("runAgent() nudges an answer that announces an action, at most twice", async () => {
