@@ -358,6 +358,7 @@ export {
   createAgentService,
   type Delivery,
   isLoopback,
+  newServiceToken,
   openApiDocument,
   type Refusal,
   type RunInfo,

@@ -1,30 +1,61 @@
 /**
  * `agent serve` as users start it: a real child process on a free loopback port, the real
- * OpenAI SDK against the loopback mock model, Ctrl+C (SIGINT) to stop it.
+ * OpenAI SDK against the loopback mock model, Ctrl+C (SIGINT) to stop it. Each service has a
+ * directory of its own (HOME, data, settings, working directory), removed when it is disposed.
  */
 
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { fileSessionStore } from "../lib/session/mod.ts";
 import { type MockReply, type MockServer, startMockOpenAIServer } from "../testing.ts";
+import { denoDir, MOD, tempDir } from "./terminal_support.ts";
 
-const MOD = fileURLToPath(new URL("../mod.ts", import.meta.url));
-
-/** An `agent serve` process; `url` is set once it listens. */
+/** An `agent serve` process, listening. */
 interface Served extends AsyncDisposable {
+  /** Its root URL. */
   url: string;
+  /** The process id of the service (the Deno process itself). */
+  pid: number;
+  /** Its working directory. */
+  cwd: string;
+  /** Its data directory. */
+  dataDir: string;
+  /** The file its start line names as holding the token it made (when it made one). */
+  tokenFile?: string;
+  /** The token clients send: the one it made, or AGENT_SERVE_TOKEN. */
+  token?: string;
   /** Everything it wrote to stderr so far. */
   stderr(): string;
+  /** `fetch` of a path of the service, with its token. */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
   /** Sends SIGINT and gives the exit code. */
   interrupt(): Promise<number>;
-  status: Promise<Deno.CommandStatus>;
+}
+
+/** Directories for a service: `root` holds them all. */
+async function serviceDirs() {
+  const root = await tempDir("agent_serve_");
+  const dirs = {
+    root,
+    home: join(root, "home"),
+    dataDir: join(root, "data"),
+    cwd: join(root, "work"),
+  };
+  for (const dir of [dirs.home, dirs.dataDir, dirs.cwd]) await Deno.mkdir(dir, { mode: 0o700 });
+  return dirs;
 }
 
 async function startServe(
   model: MockServer,
   args: string[] = [],
-  options: { permissions?: string[]; env?: Record<string, string>; dataDir?: string } = {},
+  options: {
+    permissions?: string[];
+    env?: Record<string, string>;
+    dirs?: Awaited<ReturnType<typeof serviceDirs>>;
+  } = {},
 ): Promise<Served> {
+  const dirs = options.dirs ?? await serviceDirs();
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -39,11 +70,16 @@ async function startServe(
       "off",
       ...args,
     ],
+    cwd: dirs.cwd,
+    clearEnv: true,
     env: {
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      HOME: dirs.home,
+      DENO_DIR: await denoDir(),
       OPENAI_API_KEY: "sk-serve-test",
       OPENAI_BASE_URL: model.url,
-      AGENT_DATA_DIR: options.dataDir ?? await Deno.makeTempDir({ prefix: "agent_serve_data_" }),
-      AGENT_CONFIG_DIR: await Deno.makeTempDir(),
+      AGENT_DATA_DIR: dirs.dataDir,
+      AGENT_CONFIG_DIR: join(dirs.home, "config"),
       NO_COLOR: "1",
       ...options.env,
     },
@@ -53,35 +89,56 @@ async function startServe(
   }).spawn();
   let stderr = "";
   const listening = Promise.withResolvers<string>();
-  (async () => {
+  const reading = (async () => {
     for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
       stderr += chunk;
-      const url = /serving \S+ on (http:\/\/\S+) /.exec(stderr)?.[1];
+      const url = /serving \S+ on (http:\/\/\S+) .*\n/.exec(stderr)?.[1];
       if (url) listening.resolve(url);
     }
     listening.reject(new Error(`agent serve did not listen:\n${stderr}`));
   })();
-  const served: Served = {
-    url: "",
+  const dispose = async () => {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* it has ended */ }
+    await child.status;
+    await reading;
+    if (!options.dirs) await Deno.remove(dirs.root, { recursive: true });
+  };
+  let url: string;
+  try {
+    url = await listening.promise;
+  } catch (error) {
+    await dispose();
+    throw error;
+  }
+  const tokenFile = /bearer token in (\S+), readable by you alone/.exec(stderr)?.[1];
+  const token = tokenFile
+    ? (await Deno.readTextFile(tokenFile)).trim()
+    : options.env?.AGENT_SERVE_TOKEN;
+  return {
+    url,
+    pid: child.pid,
+    cwd: dirs.cwd,
+    dataDir: dirs.dataDir,
+    tokenFile,
+    token,
     stderr: () => stderr,
-    status: child.status,
+    fetch(path, init = {}) {
+      const headers = new Headers(init.headers);
+      if (token && !headers.has("authorization")) headers.set("authorization", `Bearer ${token}`);
+      return fetch(`${url}${path}`, { ...init, headers });
+    },
     async interrupt() {
       child.kill("SIGINT");
       return (await child.status).code;
     },
-    async [Symbol.asyncDispose]() {
-      try {
-        child.kill("SIGKILL");
-      } catch { /* it has ended */ }
-      await child.status;
-    },
+    [Symbol.asyncDispose]: dispose,
   };
-  served.url = await listening.promise;
-  return served;
 }
 
-function post(url: string, body: unknown, headers: Record<string, string> = {}) {
-  return fetch(url, {
+function post(served: Served, path: string, body: unknown, headers: Record<string, string> = {}) {
+  return served.fetch(path, {
     method: "POST",
     body: JSON.stringify(body),
     headers: { "content-type": "application/json", ...headers },
@@ -103,36 +160,84 @@ function mock(replies: MockReply[] | (() => MockReply)) {
   return startMockOpenAIServer({ replies });
 }
 
+/** Whether this process may run a client as `nobody`: root, with setpriv and curl at hand. */
+function canBeNobody(): boolean {
+  const has = (path: string) => {
+    try {
+      return Deno.statSync(path).isFile;
+    } catch {
+      return false;
+    }
+  };
+  return Deno.build.os === "linux" && Deno.uid() === 0 && has("/usr/bin/setpriv") &&
+    has("/usr/bin/curl");
+}
+
+/** What a process running as `nobody` (uid and gid 65534, no groups) gets from `command`. */
+async function asNobody(...command: string[]) {
+  const output = await new Deno.Command("setpriv", {
+    args: ["--reuid=65534", "--regid=65534", "--clear-groups", ...command],
+    clearEnv: true,
+    env: { PATH: "/usr/bin:/bin" },
+    stdin: "null",
+  }).output();
+  const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  return { code: output.code, stdout: decode(output.stdout), stderr: decode(output.stderr) };
+}
+
+/** The kB a process holds at most so far (VmHWM), from /proc. */
+function peakKb(pid: number): number {
+  return Number(/VmHWM:\s+(\d+) kB/.exec(Deno.readTextFileSync(`/proc/${pid}/status`))![1]);
+}
+
+/** Writes `text` on a new connection to `url`, half-closes it after `closeAfterMs`, reads all. */
+async function raw(url: string, text: string, closeAfterMs?: number): Promise<string> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(new URL(url).port) });
+  await conn.write(new TextEncoder().encode(text));
+  const timer = closeAfterMs === undefined
+    ? undefined
+    : setTimeout(() => conn.closeWrite().catch(() => {}), closeAfterMs);
+  try {
+    return await new Response(conn.readable).text();
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 Deno.test("agent serve: runs a task, saves its session, and stops cleanly on Ctrl+C", async () => {
   await using model = mock(() => ({ text: "Served." }));
-  const dataDir = await Deno.makeTempDir({ prefix: "agent_serve_data_" });
-  await using served = await startServe(model, [], { dataDir });
-  assert.match(served.stderr(), /loopback only/);
+  await using served = await startServe(model);
+  assert.match(served.stderr(), /bearer token in \S+\/serve-\d+\.token, readable by you alone;/);
+  assert.match(served.stderr(), /curl -H "Authorization: Bearer \$\(cat \S+\)" http:\S+\/v1\/runs/);
   assert.match(served.stderr(), /tools: .*\bbash\b/);
 
-  const answer = await (await post(`${served.url}/v1/runs`, { message: "Say something" })).json();
+  const answer = await (await post(served, "/v1/runs", { message: "Say something" })).json();
   assert.equal(answer.run.status, "success");
   assert.equal(answer.run.result.text, "Served.");
-  const sessions = await (await fetch(`${served.url}/v1/sessions`)).json();
+  const sessions = await (await served.fetch("/v1/sessions")).json();
   assert.equal(sessions.sessions.length, 1);
   assert.equal(sessions.sessions[0].id, answer.run.runLoopId);
   // A completed run loop is archived in the project's memory, and found there.
-  const done = await (await post(`${served.url}/v1/runs`, {
+  const done = await (await post(served, "/v1/runs", {
     message: "Remember the zeppelin",
     complete: true,
   })).json();
   assert.equal(done.run.status, "success");
-  const found = await (await fetch(`${served.url}/v1/memory/search?q=zeppelin`)).json();
+  const found = await (await served.fetch("/v1/memory/search?q=zeppelin")).json();
   assert.equal(found.results[0].anchor.runLoopId, done.run.runLoopId);
 
   assert.equal(await served.interrupt(), 0);
   assert.match(served.stderr(), /stopping/);
-  // The session is on disk, whole.
-  const files = await sessionFiles(dataDir);
+  // The session is on disk, whole; the token is gone with the service, and kept nowhere.
+  const files = await sessionFiles(served.dataDir);
   assert.equal(files.length, 2);
   const first = files.find((file) => file.includes("Say something"))!;
   assert.match(first, /Served\./);
-  for (const file of files) assert.doesNotMatch(file, /sk-serve-test/);
+  for (const file of files) {
+    assert.doesNotMatch(file, /sk-serve-test/);
+    assert.ok(!file.includes(served.token!));
+  }
+  await assert.rejects(Deno.stat(served.tokenFile!), Deno.errors.NotFound);
 });
 
 Deno.test("agent serve: Ctrl+C cancels the runs going, and their sessions stay", async () => {
@@ -140,10 +245,9 @@ Deno.test("agent serve: Ctrl+C cancels the runs going, and their sessions stay",
     { toolCalls: [{ name: "bash", arguments: { command: "sleep 30" } }] },
     { text: "never" },
   ]);
-  const dataDir = await Deno.makeTempDir({ prefix: "agent_serve_data_" });
-  await using served = await startServe(model, ["--max-runs", "1"], { dataDir });
+  await using served = await startServe(model, ["--max-runs", "1"]);
   assert.match(served.stderr(), /at most 1 run at once;/);
-  const started = await post(`${served.url}/v1/runs`, { message: "Wait a while", stream: true });
+  const started = await post(served, "/v1/runs", { message: "Wait a while", stream: true });
   const reader = started.body!.pipeThrough(new TextDecoderStream()).getReader();
   let seen = "";
   while (!seen.includes('"tool_call"')) seen += (await reader.read()).value ?? "";
@@ -154,12 +258,12 @@ Deno.test("agent serve: Ctrl+C cancels the runs going, and their sessions stay",
   assert.match(seen, /"type":"result"/);
   assert.match(seen, /"status":"aborted"/);
   assert.match(served.stderr(), /cancelling 1 run\n/);
-  const [session] = await sessionFiles(dataDir);
+  const [session] = await sessionFiles(served.dataDir);
   assert.match(session, /Wait a while/);
   assert.match(session, /sleep 30/);
 });
 
-Deno.test("agent serve: a token guards it; other hosts need one", async () => {
+Deno.test("agent serve: AGENT_SERVE_TOKEN is the token when given; other hosts need it", async () => {
   await using model = mock(() => ({ text: "ok" }));
   const open = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", MOD, "serve", "--host", "0.0.0.0", "--port", "0", "-m", "openai/test"],
@@ -172,14 +276,195 @@ Deno.test("agent serve: a token guards it; other hosts need one", async () => {
   await using served = await startServe(model, [], {
     env: { AGENT_SERVE_TOKEN: "t0ken-for-tests" },
   });
-  assert.match(served.stderr(), /bearer token required/);
-  const refused = await post(`${served.url}/v1/runs`, { message: "hi" });
+  assert.match(served.stderr(), /bearer token AGENT_SERVE_TOKEN;/);
+  assert.equal(served.tokenFile, undefined);
+  assert.deepEqual(
+    [...Deno.readDirSync(served.dataDir)].filter((e) => e.name.endsWith(".token")),
+    [],
+  );
+  const refused = await post(served, "/v1/runs", { message: "hi" }, { authorization: "Bearer no" });
   assert.equal(refused.status, 401);
   assert.equal((await refused.json()).error.code, "unauthorized");
-  const allowed = await post(`${served.url}/v1/runs`, { message: "hi" }, {
-    authorization: "Bearer t0ken-for-tests",
-  });
+  const allowed = await post(served, "/v1/runs", { message: "hi" });
   assert.equal((await allowed.json()).run.result.text, "ok");
+});
+
+Deno.test({
+  name:
+    "agent serve: another user's process gets nothing done without the token, and cannot read it",
+  // Another uid is needed: as root, the client runs as nobody (65534) through setpriv and curl.
+  ignore: !canBeNobody(),
+  async fn() {
+    await using model = mock([
+      { toolCalls: [{ name: "bash", arguments: { command: "id -u > ran-as" } }] },
+      { text: "done" },
+    ]);
+    await using served = await startServe(model);
+    // The data directory is private, so nobody cannot even look in it; let it through to the
+    // file itself, so that the file's own mode is what is tested.
+    await Deno.chmod(served.dataDir, 0o711);
+    await Deno.chmod(join(served.dataDir, ".."), 0o711);
+
+    const run = await asNobody(
+      "curl",
+      "-s",
+      "-w",
+      "\n%{http_code}",
+      "-H",
+      "content-type: application/json",
+      "-d",
+      '{"message":"Run id -u"}',
+      `${served.url}/v1/runs`,
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout.split("\n").at(-1), "401", run.stdout);
+    assert.equal(model.requests.length, 0, "the model was never asked");
+    await assert.rejects(Deno.stat(join(served.cwd, "ran-as")), Deno.errors.NotFound);
+    // Health answers it, and tells nothing more than that the service is up.
+    const health = await asNobody("curl", "-s", `${served.url}/v1/health`);
+    assert.equal(health.stdout, '{"status":"ok"}');
+
+    // The token is the owner's alone: 0600, and nobody cannot read it.
+    const tokenFile = served.tokenFile!;
+    assert.equal((await Deno.stat(tokenFile)).mode! & 0o777, 0o600);
+    assert.equal((await Deno.stat(tokenFile)).uid, Deno.uid());
+    const read = await asNobody("cat", tokenFile);
+    assert.notEqual(read.code, 0);
+    assert.match(read.stderr, /Permission denied/);
+    assert.equal(read.stdout, "");
+    assert.match(served.token!, /^[A-Za-z0-9_-]{43}$/);
+
+    // The owner's client, with the token, gets the same request done.
+    const owned = await post(served, "/v1/runs", { message: "Run id -u" });
+    assert.equal((await owned.json()).run.result.text, "done");
+    assert.equal((await Deno.readTextFile(join(served.cwd, "ran-as"))).trim(), "0");
+  },
+});
+
+Deno.test("agent serve: a session of another project is not served; a prefix needs 8 characters", async () => {
+  await using model = mock(() => ({ text: "noted" }));
+  const dirs = await serviceDirs();
+  try {
+    // Another project on the machine, with a session of its own (run by the CLI).
+    const other = join(dirs.root, "other");
+    await Deno.mkdir(other);
+    const headless = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", MOD, "-p", "the other project's plans", "-m", "openai/test"],
+      cwd: other,
+      clearEnv: true,
+      env: {
+        PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+        HOME: dirs.home,
+        DENO_DIR: await denoDir(),
+        OPENAI_API_KEY: "sk-serve-test",
+        OPENAI_BASE_URL: model.url,
+        AGENT_DATA_DIR: dirs.dataDir,
+        AGENT_CONFIG_DIR: join(dirs.home, "config"),
+        NO_COLOR: "1",
+      },
+      stdin: "null",
+    }).output();
+    assert.equal(headless.code, 0, new TextDecoder().decode(headless.stderr));
+    const store = fileSessionStore({ dir: join(dirs.dataDir, "sessions") });
+    const [theirs] = await store.list(other);
+    assert.ok(theirs, "the other project's session was saved");
+    // Two sessions of the served project share their first 8 characters.
+    for (const id of ["d00d0000-aaaa", "d00d0000-bbbb"]) {
+      await (await store.create({ id, cwd: dirs.cwd, model: "openai/test" })).close();
+    }
+
+    await using served = await startServe(model, [], { dirs });
+    const get = async (id: string) => {
+      const response = await served.fetch(`/v1/sessions/${id}`);
+      return { status: response.status, text: await response.text() };
+    };
+    const listed = (await (await served.fetch("/v1/sessions")).json()).sessions;
+    assert.deepEqual(listed.map((s: { id: string }) => s.id).sort(), [
+      "d00d0000-aaaa",
+      "d00d0000-bbbb",
+    ]);
+    // The other project's session: not by its whole id, not by a prefix.
+    for (const id of [theirs.id, theirs.id.slice(0, 8)]) {
+      const found = await get(id);
+      assert.equal(found.status, 404, found.text);
+      assert.doesNotMatch(found.text, /plans/);
+    }
+    // One character is no lookup: no enumerating the sessions by their first characters.
+    for (const id of [theirs.id[0], "d"]) {
+      const short = await get(id);
+      assert.equal(short.status, 400, short.text);
+      assert.match(short.text, /its first 8 characters or more/);
+      assert.ok(!short.text.includes(theirs.id) && !short.text.includes("-aaaa"), short.text);
+    }
+    // An ambiguous prefix says how many, not which.
+    const both = await get("d00d0000");
+    assert.equal(both.status, 409);
+    assert.ok(!both.text.includes("-aaaa") && !both.text.includes("-bbbb"), both.text);
+    assert.equal((await get("d00d0000-bbbb")).status, 200);
+  } finally {
+    await Deno.remove(dirs.root, { recursive: true });
+  }
+});
+
+Deno.test("agent serve: a chunked body far past the limit is refused as it comes, in bounded memory", async () => {
+  await using model = mock(() => ({ text: "never" }));
+  await using served = await startServe(model);
+  const before = peakKb(served.pid);
+  const conn = await Deno.connect({
+    hostname: "127.0.0.1",
+    port: Number(new URL(served.url).port),
+  });
+  const encoder = new TextEncoder();
+  await conn.write(encoder.encode(
+    "POST /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n" +
+      `authorization: Bearer ${served.token ?? ""}\r\ntransfer-encoding: chunked\r\n\r\n`,
+  ));
+  // Up to 400 MiB, 1 MiB a chunk, until the service answers.
+  const chunk = encoder.encode(`100000\r\n${" ".repeat(0x100000)}\r\n`);
+  let answered = false;
+  let sentMiB = 0;
+  const sending = (async () => {
+    while (!answered && sentMiB < 400) {
+      await conn.write(chunk);
+      sentMiB++;
+    }
+  })().catch(() => {}); // the service may close the connection under the writes
+  const buffer = new Uint8Array(4096);
+  const read = await conn.read(buffer);
+  answered = true;
+  await sending;
+  conn.close();
+  const grownMiB = (peakKb(served.pid) - before) / 1024;
+  const head = new TextDecoder().decode(buffer.subarray(0, read ?? 0));
+  assert.match(head, /^HTTP\/1\.1 413 /);
+  assert.match(head, /"too_large"/);
+  assert.ok(sentMiB < 64, `${sentMiB} MiB were sent before the refusal`);
+  assert.ok(grownMiB < 64, `the service grew by ${grownMiB.toFixed(0)} MiB at its peak`);
+  // It goes on serving.
+  assert.equal((await served.fetch("/v1/health")).status, 200);
+});
+
+Deno.test("agent serve: a bad Host, a bad %-escape or a body cut short is a 400, never a 500", async () => {
+  await using model = mock(() => ({ text: "never" }));
+  await using served = await startServe(model);
+  const auth = `Authorization: Bearer ${served.token ?? ""}\r\n`;
+  const cases = {
+    "a Host that is no host":
+      `GET /v1/runs HTTP/1.1\r\nHost: [::1\r\n${auth}Connection: close\r\n\r\n`,
+    "a malformed %-escape": `GET /v1/runs/%E0%A4%A HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}` +
+      "Connection: close\r\n\r\n",
+    "a body cut short": `POST /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}` +
+      'Content-Length: 100\r\n\r\n{"mess',
+    "a chunked body cut short": `POST /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}` +
+      'Transfer-Encoding: chunked\r\n\r\n6\r\n{"mess\r\n',
+  };
+  for (const [what, request] of Object.entries(cases)) {
+    const answer = await raw(served.url, request, what.includes("cut") ? 200 : undefined);
+    assert.match(answer, /^HTTP\/1\.1 400 /, `${what}: ${answer}`);
+    const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4));
+    assert.equal(body.error.code, "bad_request", what);
+  }
+  assert.equal(model.requests.length, 0);
 });
 
 Deno.test("agent serve: its tools are those its Deno permissions grant", async () => {
@@ -187,13 +472,20 @@ Deno.test("agent serve: its tools are those its Deno permissions grant", async (
     { toolCalls: [{ name: "write", arguments: { path: "x.txt", content: "no" } }] },
     { text: "could not" },
   ]);
+  const readOnly = ["--allow-read", "--allow-env", "--allow-net=127.0.0.1"];
+  // Allowed to write nowhere, it has nowhere to keep a token of its own: it says what to do.
+  await assert.rejects(
+    startServe(model, [], { permissions: readOnly }),
+    /agent serve needs a token and has nowhere to keep one for you alone: set AGENT_SERVE_TOKEN/,
+  );
   await using served = await startServe(model, [], {
-    permissions: ["--allow-read", "--allow-env", "--allow-net=127.0.0.1"],
+    permissions: readOnly,
+    env: { AGENT_SERVE_TOKEN: "t0ken-for-tests" },
   });
   const tools = /tools: (.*?)(;|\n)/.exec(served.stderr())![1].split(", ");
   assert.ok(tools.includes("read"));
   assert.ok(!tools.includes("write") && !tools.includes("bash"), tools.join(", "));
-  const answer = await (await post(`${served.url}/v1/runs`, { message: "Write x.txt" })).json();
+  const answer = await (await post(served, "/v1/runs", { message: "Write x.txt" })).json();
   assert.equal(answer.run.result.text, "could not");
 });
 

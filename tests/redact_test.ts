@@ -340,6 +340,7 @@ Deno.test("service: a key streamed in pieces is never sent in pieces; answers an
       text: ["The key: corp-se", "cret-v", "alue-1 and two wor", "ds secret, done."],
     }]),
     redact,
+    token: false,
   });
   const response = await handler(
     new Request("http://127.0.0.1/v1/runs", {
@@ -379,6 +380,7 @@ Deno.test("service: past the most text it holds back, the start of a key is stil
   const handler = createAgentHandler({
     model: scriptedModel([{ text: [long, "corpvalue-9f8e", "7d6c5b4a is the key"] }]),
     redact,
+    token: false,
   });
   const response = await handler(
     new Request("http://127.0.0.1/v1/runs", {
@@ -432,6 +434,7 @@ Deno.test("service and memory: a key nested deep in a tool call's input is kept 
     tools: [lookup as Tool],
     memory,
     redact: secretRedactor([secret]),
+    token: false,
   });
   const call = async (path: string, init?: RequestInit) => {
     const response = await handler(new Request(`http://127.0.0.1${path}`, init));

@@ -173,9 +173,12 @@ Deno.test("secrets: agent serve answers no key, streamed or not, and keeps none 
   })();
   try {
     const url = await listening.promise;
+    // The token agent serve made, from the file its start line names.
+    const tokenFile = /bearer token in (\S+), readable by you alone/.exec(stderr)![1];
+    const authorization = `Bearer ${(await Deno.readTextFile(tokenFile)).trim()}`;
     const answers: string[] = [];
     const get = async (path: string) => {
-      const response = await fetch(`${url}${path}`);
+      const response = await fetch(`${url}${path}`, { headers: { authorization } });
       const text = await response.text();
       answers.push(text);
       return text;
@@ -184,7 +187,7 @@ Deno.test("secrets: agent serve answers no key, streamed or not, and keeps none 
       const response = await fetch(`${url}${path}`, {
         method: "POST",
         body: JSON.stringify(body),
-        headers: { "content-type": "application/json", accept },
+        headers: { "content-type": "application/json", accept, authorization },
       });
       const text = await response.text();
       answers.push(text);

@@ -28,9 +28,13 @@ function openaiModel(server: MockServer): Model {
   });
 }
 
-/** A service on a free loopback port; `url` is its root. */
-function serve(options: AgentHandlerOptions) {
-  const handler = createAgentHandler(options);
+/**
+ * A service on a free loopback port; `url` is its root. Without a token of the test's own it
+ * authenticates nothing (`token: false`), as in a server that does so itself: the tests of
+ * authentication give one.
+ */
+function serve(options: Omit<AgentHandlerOptions, "token"> & { token?: string | false }) {
+  const handler = createAgentHandler({ token: false, ...options });
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, handler);
   const url = `http://127.0.0.1:${server.addr.port}`;
   return {
@@ -314,46 +318,75 @@ Deno.test("service: a client that disconnects does not stop its run, unless it a
   assert.equal(last.at(-1)!.data.status, "aborted");
 });
 
-Deno.test("service: a token is required when set; without one, only loopback is served", async () => {
+Deno.test("service: every request but health needs the token, wherever it comes from", async () => {
   await using model = startMockOpenAIServer({ replies: () => ({ text: "ok" }) });
   await using locked = serve({ model: openaiModel(model), token: "s3cret-token" });
   const none = await fetch(`${locked.url}/v1/runs`);
   assert.equal(none.status, 401);
   assert.equal(none.headers.get("www-authenticate"), "Bearer");
-  assert.equal((await none.json()).error.code, "unauthorized");
+  assert.deepEqual((await none.json()).error, {
+    code: "unauthorized",
+    message: "This service needs its token: send Authorization: Bearer <token>",
+  });
   const wrong = await fetch(`${locked.url}/v1/runs`, { headers: { authorization: "Bearer no" } });
   assert.equal(wrong.status, 401);
-  await wrong.body?.cancel();
+  assert.match((await wrong.json()).error.message, /The bearer token is wrong/);
   const right = await post(`${locked.url}/v1/runs`, { message: "hi" }, {
     authorization: "Bearer s3cret-token",
   });
   assert.equal(right.status, 200);
   assert.equal((await right.json()).run.result.text, "ok");
+  assert.equal(model.requests.length, 1, "only the run with the token reached the model");
 
-  await using open = serve({ model: openaiModel(model) });
-  const local = await fetch(`${open.url}/v1/health`);
-  assert.equal(local.status, 200);
-  assert.equal((await local.json()).status, "ok");
-  // A page in the user's browser, or a rebound DNS name, is not loopback.
-  const page = await fetch(`${open.url}/v1/runs`, { headers: { origin: "https://evil.example" } });
-  assert.equal(page.status, 403);
-  assert.equal((await page.json()).error.code, "origin_not_allowed");
+  // Health tells anyone that it is up, and nothing more; the rest is for the token's holders.
+  assert.deepEqual(await (await fetch(`${locked.url}/v1/health`)).json(), { status: "ok" });
+  const health = await (await fetch(`${locked.url}/v1/health`, {
+    headers: { authorization: "Bearer s3cret-token" },
+  })).json();
+  assert.deepEqual(Object.keys(health).sort(), ["runs", "status", "version"]);
+  for (const path of ["/openapi.json", "/v1/sessions", "/v1/run-loops", "/v1/nothing"]) {
+    const refused = await fetch(`${locked.url}${path}`);
+    assert.equal(refused.status, 401, path);
+    await refused.body?.cancel();
+  }
+  // A page in the user's browser, or a name rebound to loopback, has no token either.
+  const page = await post(`${locked.url}/v1/runs`, { message: "hi" }, {
+    origin: "https://evil.example",
+  });
+  assert.equal(page.status, 401);
+  await page.body?.cancel();
   // fetch() sets Host itself: the rebound name is written on a raw connection.
-  const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(new URL(open.url).port) });
+  const conn = await Deno.connect({
+    hostname: "127.0.0.1",
+    port: Number(new URL(locked.url).port),
+  });
   await conn.write(
     new TextEncoder().encode(
       "GET /v1/runs HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
     ),
   );
   const rebound = await new Response(conn.readable).text();
-  assert.match(rebound, /^HTTP\/1\.1 403/);
-  assert.match(rebound, /host_not_allowed/);
-  // Another host reaching a service with no token is refused.
-  const remote = await open.handler(new Request("http://127.0.0.1/v1/runs"), {
-    remoteAddr: { transport: "tcp", hostname: "192.0.2.7", port: 40000 },
+  assert.match(rebound, /^HTTP\/1\.1 401/);
+  assert.equal(model.requests.length, 1);
+});
+
+Deno.test("createAgentHandler() needs a token, or token: false for a server that authenticates", async () => {
+  await using model = startMockOpenAIServer({ replies: () => ({ text: "ok" }) });
+  const options = { model: openaiModel(model) } as AgentHandlerOptions;
+  assert.throws(() => createAgentHandler(options), {
+    name: "TypeError",
+    message: "createAgentHandler needs a token: pass { token } (e.g. newServiceToken(), given to " +
+      "your clients), or { token: false } when the server it is mounted in authenticates every " +
+      "request itself",
   });
-  assert.equal(remote.status, 401);
-  assert.equal((await remote.json()).error.code, "token_required");
+  assert.throws(() => createAgentHandler({ ...options, token: " " }), {
+    name: "TypeError",
+    message: /token is empty/,
+  });
+  // Mounted in a server that authenticates, the handler takes what that server lets through.
+  await using open = serve({ model: openaiModel(model), token: false });
+  const answer = await post(`${open.url}/v1/runs`, { message: "hi" });
+  assert.equal((await answer.json()).run.result.text, "ok");
 });
 
 Deno.test("service: past the limit of runs at once, a clear 429; a message to a busy loop still goes", async () => {
@@ -636,7 +669,8 @@ Deno.test("service: a known path asked with a method it does not take answers 40
   assert.equal(malformed.status, 400);
   assert.deepEqual((await malformed.json()).error, {
     code: "bad_request",
-    message: "The path /v1/runs/%E0%A4%A has a malformed %-escape",
+    message: "The path /v1/runs/%E0%A4%A has a malformed %-escape: write each % as %25, and " +
+      "escape only UTF-8",
   });
 });
 
@@ -688,4 +722,110 @@ Deno.test("service: a chunked body past the limit is refused as it arrives, not 
   assert.match(head, /^HTTP\/1\.1 413 /);
   assert.match(head, /"too_large"/);
   assert.ok(sent < 64 * 1024 * 1024, `${sent} bytes were sent before the refusal`);
+});
+
+/** Writes `text` on a new connection to `url`, half-closes it after `closeAfterMs`, reads all. */
+async function raw(url: string, text: string, closeAfterMs?: number): Promise<string> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(new URL(url).port) });
+  await conn.write(new TextEncoder().encode(text));
+  const timer = closeAfterMs === undefined
+    ? undefined
+    : setTimeout(() => conn.closeWrite().catch(() => {}), closeAfterMs);
+  try {
+    return await new Response(conn.readable).text();
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+Deno.test("service: what a request gets wrong is a 400 in the usual shape, never a 500", async () => {
+  await using model = startMockOpenAIServer({ replies: [] as MockReply[] });
+  await using service = serve({ model: openaiModel(model), token: "s3cret-token" });
+  const auth = "Authorization: Bearer s3cret-token\r\n";
+  const cases = {
+    "a Host that is no host":
+      `GET /v1/runs HTTP/1.1\r\nHost: [::1\r\n${auth}Connection: close\r\n\r\n`,
+    "a malformed %-escape": `GET /v1/sessions/%E0%A4%A HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}` +
+      "Connection: close\r\n\r\n",
+    "a body cut short": `POST /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}` +
+      'Content-Length: 100\r\n\r\n{"mess',
+    "a chunked body cut short": `POST /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}` +
+      'Transfer-Encoding: chunked\r\n\r\n6\r\n{"mess\r\n',
+  };
+  for (const [what, request] of Object.entries(cases)) {
+    const answer = await raw(service.url, request, what.includes("cut") ? 200 : undefined);
+    assert.match(answer, /^HTTP\/1\.1 400 /, `${what}: ${answer}`);
+    const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4));
+    assert.equal(body.error.code, "bad_request", what);
+    assert.match(body.error.message, /Host header|%-escape|cut off/, what);
+  }
+  // The same without the token: refused, still not a 500.
+  const bare = await raw(
+    service.url,
+    "GET /v1/runs HTTP/1.1\r\nHost: [::1\r\nConnection: close\r\n\r\n",
+  );
+  assert.match(bare, /^HTTP\/1\.1 400 /);
+});
+
+Deno.test("service: a session of another project is not served; a prefix needs 8 characters and names no other id", async () => {
+  await using model = startMockOpenAIServer({ replies: [] as MockReply[] });
+  const sessions = memorySessionStore();
+  const here = await Deno.makeTempDir({ prefix: "agent_service_here_" });
+  const elsewhere = await Deno.makeTempDir({ prefix: "agent_service_elsewhere_" });
+  try {
+    const make = async (id: string, cwd: string) => {
+      const writer = await sessions.create({ id, cwd, model: "openai/test" });
+      const message = { role: "user" as const, content: `secret plans of ${id}` };
+      await writer.append({ type: "message", message, at: new Date().toISOString() });
+      await writer.close();
+    };
+    await make("a1b2c3d4-0000-elsewhere", elsewhere);
+    await make("c0ffee00-1111-elsewhere", elsewhere);
+    await make("c0ffee00-2222-here", here);
+    await make("d00d0000-3333-here", here);
+    await make("d00d0000-4444-here", here);
+    await using service = serve({ model: openaiModel(model), sessions, cwd: here });
+    const get = async (id: string) => {
+      const response = await fetch(`${service.url}/v1/sessions/${id}`);
+      return { status: response.status, body: await response.json() };
+    };
+
+    const listed = (await (await fetch(`${service.url}/v1/sessions`)).json()).sessions;
+    assert.deepEqual(listed.map((s: Json) => s.id).sort(), [
+      "c0ffee00-2222-here",
+      "d00d0000-3333-here",
+      "d00d0000-4444-here",
+    ]);
+    // Another project's session, by its whole id or a long prefix, is not there.
+    for (const id of ["a1b2c3d4-0000-elsewhere", "a1b2c3d4"]) {
+      const other = await get(id);
+      assert.equal(other.status, 404, id);
+      assert.doesNotMatch(JSON.stringify(other.body), /secret plans|c0ffee00/);
+    }
+    // One character, or seven, finds nothing: no enumerating by short prefixes.
+    for (const id of ["a", "c", "d00d000"]) {
+      const short = await get(id);
+      assert.equal(short.status, 400, id);
+      assert.match(short.body.error.message, /its first 8 characters or more/);
+      assert.doesNotMatch(JSON.stringify(short.body), /-(0000|1111|2222|3333|4444)-/);
+    }
+    // A prefix that another project's session shares finds the one here.
+    const mine = await get("c0ffee00");
+    assert.equal(mine.status, 200);
+    assert.equal(mine.body.id, "c0ffee00-2222-here");
+    // An ambiguous prefix says how many, not which.
+    const both = await get("d00d0000");
+    assert.equal(both.status, 409);
+    assert.deepEqual(both.body.error, {
+      code: "ambiguous",
+      message: '"d00d0000" starts 2 sessions: give more of the id (GET /v1/sessions lists them)',
+    });
+    assert.equal(
+      (await get("d00d0000-4444-here")).body.messages[0].content,
+      "secret plans of d00d0000-4444-here",
+    );
+  } finally {
+    await Deno.remove(here, { recursive: true });
+    await Deno.remove(elsewhere, { recursive: true });
+  }
 });

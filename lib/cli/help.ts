@@ -106,7 +106,9 @@ Options:
   -v, --verbose                 print each model request's size, timing and tokens
       --port <n>                serve: the port (default 8787; 0 picks a free one)
       --host <addr>             serve: the interface (default 127.0.0.1; others need
-                                AGENT_SERVE_TOKEN, the bearer token clients send)
+                                AGENT_SERVE_TOKEN). Clients send the bearer token:
+                                AGENT_SERVE_TOKEN, or the one it keeps for you alone in
+                                <data dir>/serve-<port>.token (said when it starts)
       --max-runs <n>            serve: runs going at once at most (default 16; then 429)
   -h, --help                    show this help
   -V, --version                 show the version

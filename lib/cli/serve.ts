@@ -1,18 +1,23 @@
 /**
  * `agent serve`: the agent as an HTTP service on `Deno.serve`, with the run's model, tools
- * (those Deno grants), rules, hooks, sandbox, sessions and memory. Without `AGENT_SERVE_TOKEN`
- * it serves loopback only; Ctrl+C cancels the runs going, lets their streams end, and stops.
+ * (those Deno grants), rules, hooks, sandbox, sessions and memory. It always authenticates: every
+ * request but `GET /v1/health` carries a bearer token, `AGENT_SERVE_TOKEN` or one it makes and
+ * keeps for the user alone in the data directory (its start line says where). Other hosts than
+ * loopback are served only with `AGENT_SERVE_TOKEN`. Ctrl+C cancels the runs going, lets their
+ * streams end, and stops.
  *
  * @module
  */
 
 import { permissionPolicy } from "../permissions/policy.ts";
 import { createAgentHandler } from "../service/handler.ts";
-import { isLoopback } from "../service/auth.ts";
+import { isLoopback, newServiceToken } from "../service/auth.ts";
+import { type Redactor, secretRedactor } from "../session/mod.ts";
 import { createTodoTool } from "../../tools/todo.ts";
 import type { CliArgs } from "./args.ts";
 import type { HeadlessIo } from "./headless.ts";
 import type { Prepared } from "./prepare.ts";
+import { dropServeToken, keepServeToken, serveTokenPath } from "./serve_token.ts";
 import { describeWithheld } from "./setup.ts";
 
 /** The port `agent serve` listens on by default. */
@@ -30,8 +35,8 @@ export async function runServe(
   io: HeadlessIo & { env(name: string): string | undefined },
 ): Promise<number> {
   const host = options.host ?? "127.0.0.1";
-  const token = io.env("AGENT_SERVE_TOKEN") || undefined;
-  if (!token && !isLoopback(host)) {
+  const given = io.env("AGENT_SERVE_TOKEN")?.trim() || undefined;
+  if (!given && !isLoopback(host)) {
     io.err(
       `agent: serving on ${host} reaches other machines, so it needs a token: set ` +
         `AGENT_SERVE_TOKEN (e.g. AGENT_SERVE_TOKEN=$(openssl rand -hex 32)) and have clients ` +
@@ -39,6 +44,19 @@ export async function runServe(
     );
     return 2;
   }
+  if (!given && !prepared.dataDir) {
+    io.err(
+      "agent: agent serve needs a token and has nowhere to keep one for you alone: set " +
+        "AGENT_SERVE_TOKEN (e.g. AGENT_SERVE_TOKEN=$(openssl rand -hex 32)) and have clients " +
+        "send Authorization: Bearer <token>, or give it a data directory (AGENT_DATA_DIR or " +
+        "HOME, that Deno lets it write)\n",
+    );
+    return 2;
+  }
+  const token = given ?? newServiceToken();
+  /** Where the token made here is kept, once the port is known. */
+  let tokenFile: string | undefined;
+  let failed = false;
   const { setup } = prepared;
   const handler = createAgentHandler({
     model: prepared.model,
@@ -62,7 +80,7 @@ export async function runServe(
     },
     memory: prepared.memory,
     sessions: prepared.store,
-    redact: prepared.redact,
+    redact: _withToken(prepared.redact, token),
     maxConcurrentRuns: options.maxRuns ?? DEFAULT_MAX_RUNS,
     token,
   });
@@ -73,11 +91,32 @@ export async function runServe(
       port: options.port ?? DEFAULT_PORT,
       onListen: ({ hostname, port }) => {
         const shown = hostname.includes(":") ? `[${hostname}]` : hostname;
+        const url = `http://${shown}:${port}`;
+        if (!given) {
+          const path = serveTokenPath(prepared.dataDir!, port);
+          try {
+            keepServeToken(path, token);
+            tokenFile = path;
+          } catch (error) {
+            io.err(
+              `agent: cannot keep the service's token in ${path}: ${(error as Error).message}; ` +
+                "set AGENT_SERVE_TOKEN, or AGENT_DATA_DIR to a directory of your own\n",
+            );
+            failed = true;
+            queueMicrotask(() => handler.close().finally(() => server.shutdown()));
+            return;
+          }
+        }
         io.err(
-          `agent: serving ${prepared.modelSpec} on http://${shown}:${port} ` +
-            `(${token ? "bearer token required" : "loopback only"}; ` +
+          `agent: serving ${prepared.modelSpec} on ${url} (` +
+            (tokenFile
+              ? `bearer token in ${tokenFile}, readable by you alone; `
+              : "bearer token AGENT_SERVE_TOKEN; ") +
             `at most ${_runs(options.maxRuns ?? DEFAULT_MAX_RUNS)} at once; ` +
-            `API: http://${shown}:${port}/openapi.json)\n` +
+            `API: ${url}/openapi.json)\n` +
+            (tokenFile
+              ? `agent: e.g. curl -H "Authorization: Bearer $(cat ${tokenFile})" ${url}/v1/runs\n`
+              : "") +
             `agent: tools: ${setup.tools.map((tool) => tool.name).join(", ") || "none"}` +
             (setup.withheld.length ? `; not offered: ${describeWithheld(setup.withheld)}` : "") +
             "\n",
@@ -85,7 +124,9 @@ export async function runServe(
       },
       onError: (error) => {
         io.err(`agent: ${(error as Error).message}\n`);
-        return new Response("Internal error", { status: 500 });
+        return Response.json({ error: { code: "internal", message: "The service failed" } }, {
+          status: 500,
+        });
       },
     }, handler);
   } catch (error) {
@@ -114,8 +155,17 @@ export async function runServe(
     await server.finished;
   } finally {
     removeInterrupt();
+    if (tokenFile) dropServeToken(tokenFile, token);
   }
-  return 0;
+  return failed ? 1 : 0;
+}
+
+/** The run's redactor, knowing the service's token too. */
+function _withToken(redact: Redactor, token: string): Redactor {
+  const known = secretRedactor([token]);
+  return Object.assign((text: string) => known(redact(text)), {
+    secrets: Object.freeze([...redact.secrets, ...known.secrets]),
+  });
 }
 
 /** "1 run", "2 runs". */

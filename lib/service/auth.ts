@@ -1,7 +1,10 @@
 /**
- * Who may use the service: with a token, whoever sends it as a bearer token; without one, only
- * clients on the loopback interface, and only through a loopback host name, so that neither
- * another machine nor a web page in the user's browser (DNS rebinding, a cross-site form) can.
+ * Who may use the service: whoever sends its token as a bearer token, and nobody else. Being on
+ * the same machine is not enough (another user's process, a sandboxed command with the network,
+ * a web page in the user's browser, a name rebound to 127.0.0.1 all reach loopback): a page or
+ * another user cannot know the token, and a browser sends no `Authorization` header across sites
+ * without a preflight the service never grants. A service mounted in a server that authenticates
+ * every request itself may be built without a token (`token: false`); it then checks nothing.
  *
  * @module
  */
@@ -19,7 +22,8 @@ export interface Refusal {
 }
 
 /**
- * Checks a request against the token (if any) and, without one, that it comes from loopback.
+ * Checks a request against the service's token: it must carry `Authorization: Bearer <token>`.
+ * With `false` (the server around the handler authenticates), every request may go on.
  *
  * @example
  * ```ts
@@ -27,52 +31,38 @@ export interface Refusal {
  * const request = new Request("http://127.0.0.1:8787/v1/runs", {
  *   headers: { authorization: "Bearer s3cret" },
  * });
- * if (checkAccess(request, undefined, "s3cret") !== undefined) throw new Error("unexpected");
- * if (checkAccess(request, undefined, "other")?.status !== 401) throw new Error("unexpected");
+ * if (checkAccess(request, "s3cret") !== undefined) throw new Error("unexpected");
+ * if (checkAccess(request, "other")?.status !== 401) throw new Error("unexpected");
+ * if (checkAccess(new Request("http://127.0.0.1/v1/runs"), false) !== undefined) throw new Error();
  * ```
  */
-export function checkAccess(
-  request: Request,
-  info: { remoteAddr: Deno.Addr } | undefined,
-  token: string | undefined,
-): Refusal | undefined {
-  if (token !== undefined) {
-    const given = /^Bearer\s+(.+)$/i.exec(request.headers.get("authorization") ?? "")?.[1] ?? "";
-    if (_same(given.trim(), token)) return undefined;
-    return {
-      status: 401,
-      code: "unauthorized",
-      message: given
-        ? "The bearer token is wrong"
-        : "This service needs a bearer token: send Authorization: Bearer <token>",
-    };
-  }
-  const remote = info?.remoteAddr;
-  if (remote && remote.transport !== "unix" && !isLoopback((remote as Deno.NetAddr).hostname)) {
-    return {
-      status: 401,
-      code: "token_required",
-      message: "This service has no token, so it serves loopback clients only; start it with " +
-        "AGENT_SERVE_TOKEN set to serve other hosts",
-    };
-  }
-  const host = new URL(request.url).hostname;
-  if (!isLoopback(host)) {
-    return {
-      status: 403,
-      code: "host_not_allowed",
-      message: `Host "${host}" is not a loopback name; without a token only those are served`,
-    };
-  }
-  const origin = request.headers.get("origin");
-  if (origin !== null && !(URL.canParse(origin) && isLoopback(new URL(origin).hostname))) {
-    return {
-      status: 403,
-      code: "origin_not_allowed",
-      message: `Requests from web pages of ${origin} are not served without a token`,
-    };
-  }
-  return undefined;
+export function checkAccess(request: Request, token: string | false): Refusal | undefined {
+  if (token === false) return undefined;
+  const given = /^Bearer\s+(.+)$/i.exec(request.headers.get("authorization") ?? "")?.[1] ?? "";
+  if (_same(given.trim(), token)) return undefined;
+  return {
+    status: 401,
+    code: "unauthorized",
+    message: given
+      ? "The bearer token is wrong: send the service's token as Authorization: Bearer <token>"
+      : "This service needs its token: send Authorization: Bearer <token>",
+  };
+}
+
+/**
+ * A new token for a service: 32 random bytes, base64url (43 characters).
+ *
+ * @example
+ * ```ts
+ * import { newServiceToken } from "./auth.ts";
+ * const token = newServiceToken();
+ * if (!/^[A-Za-z0-9_-]{43}$/.test(token) || token === newServiceToken()) throw new Error(token);
+ * ```
+ */
+export function newServiceToken(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_")
+    .replace(/=+$/, "");
 }
 
 /**

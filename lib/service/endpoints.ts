@@ -298,10 +298,19 @@ async function _body<T extends z.ZodType>(
   // Counted as it arrives: a chunked body declares no length.
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for await (const chunk of request.body ?? []) {
-    size += chunk.length;
-    if (size > maxBytes) throw tooLarge(); // leaving the loop cancels the rest
-    chunks.push(chunk);
+  try {
+    for await (const chunk of request.body ?? []) {
+      size += chunk.length;
+      if (size > maxBytes) throw tooLarge(); // leaving the loop cancels the rest
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    if (error instanceof ServiceError) throw error;
+    throw new ServiceError(
+      "bad_request",
+      400,
+      `The body was cut off after ${size} bytes (${(error as Error).message}): send it whole`,
+    );
   }
   const text = await new Blob(chunks as BlobPart[]).text();
   let json: unknown;

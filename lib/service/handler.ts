@@ -2,7 +2,13 @@
  * The agent service over HTTP: a `(Request) => Promise<Response>` handler to serve with
  * `Deno.serve` or mount in a server of your own. Runs stream their events as server-sent events
  * or answer with their result as JSON; messages join runs at their next turn boundary; errors
- * are JSON `{ "error": { "code", "message" } }` with the status that fits.
+ * are JSON `{ "error": { "code", "message" } }` with the status that fits, a 4xx for whatever a
+ * request gets wrong (a malformed path or Host, a body cut short or too large) and a 500 only for
+ * the service's own failures.
+ *
+ * Every request but `GET /v1/health` must carry the handler's token (`Authorization: Bearer
+ * <token>`); `/v1/health` answers anyone that the service is up, and tells more (version, runs
+ * going) only to those with the token.
  *
  * @module
  */
@@ -20,20 +26,23 @@ import {
 /** Options of {@link createAgentHandler}: the service's, and how it is reached. */
 export interface AgentHandlerOptions extends AgentServiceOptions {
   /**
-   * The bearer token every request must carry. Without one, only loopback clients are served
-   * (when the handler is given Deno's connection info), through loopback host names.
+   * The bearer token every request must carry (`Authorization: Bearer <token>`), e.g.
+   * `newServiceToken()` or a value the operator gives. `false` turns authentication off: only
+   * for a handler mounted in a server that authenticates every request before it reaches the
+   * handler (and refuses cross-site requests as it sees fit), since whoever reaches the handler
+   * then runs the agent's tools as the user it runs as — on a shared machine, any local user.
    */
-  token?: string;
+  token: string | false;
   /** The path the handler is mounted at, e.g. `/agent` (default: the root). */
   basePath?: string;
-  /** The largest request body, in bytes (default 2 MiB). */
+  /** The largest request body, in bytes (default 2 MiB); a larger one is refused as it arrives. */
   maxBodyBytes?: number;
 }
 
 /** The handler, with the service behind it. */
 export interface AgentHandler {
-  /** Answers a request; pass `Deno.serve`'s connection info so that loopback can be told. */
-  (request: Request, info?: { remoteAddr: Deno.Addr }): Promise<Response>;
+  /** Answers a request (the connection info `Deno.serve` passes is accepted, and not needed). */
+  (request: Request, info?: unknown): Promise<Response>;
   /** The service: runs, run loops, sessions and memory without HTTP. */
   readonly service: AgentService;
   /** Cancels the runs going and waits for them to end. */
@@ -41,22 +50,32 @@ export interface AgentHandler {
 }
 
 /**
- * Creates the HTTP handler of an agent service.
+ * Creates the HTTP handler of an agent service. It needs a `token` (or `token: false` when the
+ * server it is mounted in authenticates): a `TypeError` says so otherwise.
  *
  * @example
  * ```ts
  * import { createAgentHandler } from "./handler.ts";
+ * import { newServiceToken } from "./auth.ts";
  * import { scriptedModel } from "../scripted_model.ts";
- * const handler = createAgentHandler({ model: scriptedModel([{ text: "Hello!" }]) });
+ * const token = newServiceToken();
+ * const handler = createAgentHandler({ model: scriptedModel([{ text: "Hello!" }]), token });
  * const response = await handler(
- *   new Request("http://127.0.0.1/v1/runs", { method: "POST", body: '{"message":"Hi"}' }),
+ *   new Request("http://127.0.0.1/v1/runs", {
+ *     method: "POST",
+ *     headers: { authorization: `Bearer ${token}` },
+ *     body: '{"message":"Hi"}',
+ *   }),
  * );
  * const body = await response.json();
  * if (body.run.result.text !== "Hello!") throw new Error("unexpected");
+ * const refused = await handler(new Request("http://127.0.0.1/v1/runs"));
+ * if (refused.status !== 401) throw new Error("unexpected");
  * await handler.close();
  * ```
  */
 export function createAgentHandler(options: AgentHandlerOptions): AgentHandler {
+  const token = _token(options.token);
   const service = createAgentService(options);
   const base = (options.basePath ?? "").replace(/\/+$/, "");
   const redact = options.redact ?? ((text: string) => text);
@@ -66,23 +85,22 @@ export function createAgentHandler(options: AgentHandlerOptions): AgentHandler {
     redact: options.redact,
   });
 
-  const handler = async (request: Request, info?: { remoteAddr: Deno.Addr }) => {
-    const refused = checkAccess(request, info, options.token);
-    if (refused) {
-      return jsonResponse(refused.status, {
-        error: { code: refused.code, message: refused.message },
-      }, {
-        ...(refused.status === 401 ? { "www-authenticate": "Bearer" } : {}),
-      });
-    }
-    const pathname = new URL(request.url).pathname;
-    if (base && pathname !== base && !pathname.startsWith(`${base}/`)) {
-      return _error(
-        new ServiceError("not_found", 404, `Nothing here: the service is at ${base}`),
-        redact,
-      );
-    }
+  const handler = async (request: Request) => {
     try {
+      const pathname = _pathname(request);
+      const refused = checkAccess(request, token);
+      if (refused) {
+        // Whether it is up, and nothing more, for whoever asks.
+        if (request.method === "GET" && pathname === `${base}/v1/health`) {
+          return jsonResponse(200, { status: "ok" });
+        }
+        return jsonResponse(refused.status, {
+          error: { code: refused.code, message: refused.message },
+        }, refused.status === 401 ? { "www-authenticate": "Bearer" } : {});
+      }
+      if (base && pathname !== base && !pathname.startsWith(`${base}/`)) {
+        throw new ServiceError("not_found", 404, `Nothing here: the service is at ${base}`);
+      }
       return await routeRequest(endpoints, request, _segments(pathname.slice(base.length)), base);
     } catch (error) {
       return _error(error, redact);
@@ -91,12 +109,45 @@ export function createAgentHandler(options: AgentHandlerOptions): AgentHandler {
   return Object.assign(handler, { service, close: () => service.close() });
 }
 
+/** The token given, checked: a non-empty string, or `false`. */
+function _token(token: unknown): string | false {
+  if (token === false) return false;
+  if (typeof token !== "string") {
+    throw new TypeError(
+      "createAgentHandler needs a token: pass { token } (e.g. newServiceToken(), given to your " +
+        "clients), or { token: false } when the server it is mounted in authenticates every " +
+        "request itself",
+    );
+  }
+  if (!token.trim()) {
+    throw new TypeError("The service's token is empty: give one (e.g. newServiceToken())");
+  }
+  return token;
+}
+
+/** The request's path; a URL that cannot be read (a malformed Host) is the client's error. */
+function _pathname(request: Request): string {
+  try {
+    return new URL(request.url).pathname;
+  } catch {
+    throw new ServiceError(
+      "bad_request",
+      400,
+      "The request's URL cannot be read: send a valid Host header (e.g. Host: 127.0.0.1:8787)",
+    );
+  }
+}
+
 /** The decoded segments of a path; a malformed escape (`%E0`) is the client's error. */
 function _segments(path: string): string[] {
   try {
     return path.split("/").filter(Boolean).map(decodeURIComponent);
   } catch {
-    throw new ServiceError("bad_request", 400, `The path ${path} has a malformed %-escape`);
+    throw new ServiceError(
+      "bad_request",
+      400,
+      `The path ${path} has a malformed %-escape: write each % as %25, and escape only UTF-8`,
+    );
   }
 }
 

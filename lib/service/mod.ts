@@ -4,18 +4,21 @@
  *
  * @example
  * ```ts
- * import { createAgentHandler } from "./mod.ts";
+ * import { createAgentHandler, newServiceToken } from "./mod.ts";
  * import { scriptedModel } from "../scripted_model.ts";
- * const handler = createAgentHandler({ model: scriptedModel([{ text: "Up." }]) });
+ * const token = newServiceToken();
+ * const handler = createAgentHandler({ model: scriptedModel([{ text: "Up." }]), token });
  * const health = await handler(new Request("http://localhost/v1/health"));
- * if (health.status !== 200) throw new Error("unexpected");
+ * if (JSON.stringify(await health.json()) !== '{"status":"ok"}') throw new Error("unexpected");
+ * const runs = await handler(new Request("http://localhost/v1/runs"));
+ * if (runs.status !== 401) throw new Error("a request without the token is refused");
  * await handler.close();
  * ```
  *
  * @module
  */
 
-export { checkAccess, isLoopback, type Refusal } from "./auth.ts";
+export { checkAccess, isLoopback, newServiceToken, type Refusal } from "./auth.ts";
 export { type AgentHandler, type AgentHandlerOptions, createAgentHandler } from "./handler.ts";
 export { openApiDocument } from "./openapi.ts";
 export { type RunInfo, type RunListener, type RunSummary, ServiceRun } from "./run.ts";
@@ -28,4 +31,5 @@ export {
   type RunRequest,
   ServiceError,
 } from "./service.ts";
+export { listedSession, MIN_SESSION_PREFIX } from "./session_lookup.ts";
 export { sseResponse } from "./sse.ts";

@@ -34,8 +34,9 @@ const _runResponses = {
     },
   },
   "202": { description: "Started in the background", content: _json(_ref("RunStarted")) },
-  "400": _error("The body does not fit the schema"),
+  "400": _error("The body does not fit the schema, or was cut off"),
   "401": _error("No token, or the wrong one"),
+  "413": _error("The body is over the most the service reads (2 MiB by default)"),
   "404": _error("No such run loop"),
   "409": _error("A run is going in that run loop"),
   "429": _error("Too many runs going: try again after Retry-After seconds"),
@@ -61,7 +62,8 @@ export function openApiDocument(version: string, basePath: string): Record<strin
       version,
       description: "Runs of an LLM agent over HTTP: start runs and stream their events, send " +
         "messages into run loops while they work, cancel runs, read run loops, sessions and " +
-        "memory. Send Authorization: Bearer <token> unless the service serves loopback only. " +
+        "memory. Every request but GET /v1/health sends Authorization: Bearer <token> (agent " +
+        "serve names the file that holds its token when it starts). " +
         "Errors are JSON (Error); a path asked with a method it does not take answers 405 " +
         "(MethodNotAllowed) with an Allow header that lists the methods it takes.",
     },
@@ -133,12 +135,17 @@ export function openApiDocument(version: string, basePath: string): Record<strin
         },
       },
     },
-    security: [{ bearer: [] }, {}],
+    security: [{ bearer: [] }],
     paths: {
       [at("/v1/health")]: {
         get: {
-          summary: "Whether the service is up, and how many runs are going",
-          responses: { "200": { description: "Up" } },
+          summary: "Whether the service is up; with the token, its version and runs going too",
+          security: [{ bearer: [] }, {}],
+          responses: {
+            "200": {
+              description: "Up: `{ status }` without the token, `{ status, version, runs }` with",
+            },
+          },
         },
       },
       [at("/v1/runs")]: {
@@ -234,15 +241,21 @@ export function openApiDocument(version: string, basePath: string): Record<strin
       },
       [at("/v1/sessions")]: {
         get: {
-          summary: "The saved sessions (one per run loop), newest first",
+          summary: "The saved sessions of this service's working directory (one per run loop), " +
+            "newest first",
           responses: { "200": { description: "The sessions" } },
         },
       },
       [at("/v1/sessions/{id}")]: {
         get: {
-          summary: "A saved session: its header and messages",
-          parameters: [_id("id", "The session's id or a unique prefix")],
-          responses: { "200": { description: "The session" }, "404": _error("No such session") },
+          summary: "A saved session of this service's working directory: header and messages",
+          parameters: [_id("id", "The session's id, or a unique prefix of 8 characters or more")],
+          responses: {
+            "200": { description: "The session" },
+            "400": _error("A prefix shorter than 8 characters"),
+            "404": _error("No such session among those GET /v1/sessions lists"),
+            "409": _error("The prefix starts more than one session (code ambiguous)"),
+          },
         },
       },
       [at("/v1/memory/search")]: {

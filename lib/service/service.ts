@@ -6,7 +6,6 @@
  * @module
  */
 
-import { AgentError } from "../errors.ts";
 import type { AgentEvent, RunStatus } from "../events.ts";
 import { type Conversation, conversation } from "../interactive/conversation.ts";
 import type { RunAgentOptions } from "../loop_options.ts";
@@ -19,6 +18,10 @@ import type { LoadedSession, SessionInfo, SessionStore } from "../session/mod.ts
 import type { Tool } from "../tool.ts";
 import { eventRedactor } from "./redacted_events.ts";
 import { type RunInfo, ServiceRun } from "./run.ts";
+import { ServiceError } from "./service_error.ts";
+import { listedSession } from "./session_lookup.ts";
+
+export { ServiceError };
 
 /** Options of {@link createAgentService}. */
 export interface AgentServiceOptions {
@@ -92,25 +95,6 @@ export interface Delivery {
   placement?: Placement["event"];
 }
 
-/** Why the service refused; `status` is the HTTP status that says it. */
-export class ServiceError extends AgentError {
-  /** A machine-readable reason. */
-  readonly code: string;
-  /** The HTTP status. */
-  readonly status: number;
-  /** Seconds after which trying again may work. */
-  readonly retryAfter?: number;
-
-  /** An error with its code and HTTP status. */
-  constructor(code: string, status: number, message: string, retryAfter?: number) {
-    super(message);
-    this.name = "ServiceError";
-    this.code = code;
-    this.status = status;
-    this.retryAfter = retryAfter;
-  }
-}
-
 /** The agent service. */
 export interface AgentService {
   /** Starts a run in a new run loop, or in the idle one `runLoopId` names. */
@@ -132,9 +116,12 @@ export interface AgentService {
   runLoop(id: string): Promise<RunLoop | undefined>;
   /** Completes an idle run loop (archived in memory). */
   completeRunLoop(id: string): Promise<void>;
-  /** The saved sessions, newest first. */
+  /** The saved sessions of the service's working directory, newest first. */
   sessions(): Promise<SessionInfo[]>;
-  /** A saved session. */
+  /**
+   * A saved session of the service's working directory (one that {@link AgentService.sessions}
+   * lists), by its id or a prefix of at least `MIN_SESSION_PREFIX` (8) characters.
+   */
   session(id: string): Promise<LoadedSession>;
   /** Searches the long-term memory. */
   searchMemory(query: string, limit?: number): Promise<RetrievedSegment[]>;
@@ -412,11 +399,17 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
 
     async sessions() {
       if (!options.sessions) return [];
-      return await options.sessions.list(options.cwd);
+      return await options.sessions.list(options.cwd ?? ".");
     },
     async session(id) {
       if (!options.sessions) throw new ServiceError("not_found", 404, "Sessions are not saved");
-      return await options.sessions.load(id);
+      // Only the sessions it lists: those of its own working directory, not every project's.
+      const found = listedSession(await options.sessions.list(options.cwd ?? "."), id);
+      const loaded = await options.sessions.load(found.id);
+      if (loaded.header.id !== found.id || loaded.header.cwd !== found.cwd) {
+        throw new ServiceError("not_found", 404, `No session "${id}" of this service`);
+      }
+      return loaded;
     },
     async searchMemory(query, max = 10) {
       if (!options.memory) {

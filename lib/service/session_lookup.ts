@@ -1,0 +1,68 @@
+/**
+ * How the service finds a session by the id a client gives: only among the sessions it lists
+ * (those of its own working directory, not every project's on the machine), by the whole id or a
+ * prefix long enough not to be a guess, and with refusals that name no id — so that a client
+ * learns nothing of sessions it could not list.
+ *
+ * @module
+ */
+
+import type { SessionInfo } from "../session/mod.ts";
+import { ServiceError } from "./service_error.ts";
+
+/** The fewest characters of a session id that find it by prefix. */
+export const MIN_SESSION_PREFIX = 8;
+
+/**
+ * The one listed session that `id` names: exactly, or as a prefix of at least
+ * {@link MIN_SESSION_PREFIX} characters that starts one listed id only. Otherwise a
+ * {@link ServiceError}: `bad_request` (400) for a shorter prefix, `not_found` (404), or
+ * `ambiguous` (409, saying how many, not which).
+ *
+ * @example
+ * ```ts
+ * import { listedSession } from "./session_lookup.ts";
+ * import { ServiceError } from "./service_error.ts";
+ * const at = "2025-01-01T00:00:00Z";
+ * const listed = ["0f3a9c1e-aaaa", "0f3a9c1e-bbbb", "77d0b2c4-cccc"].map((id) => ({
+ *   id, cwd: "/w", model: "a/b", created: at, updated: at, messages: 1, title: "",
+ * }));
+ * if (listedSession(listed, "77d0b2c4").id !== "77d0b2c4-cccc") throw new Error("unexpected");
+ * const refusal = (id: string): ServiceError => {
+ *   try {
+ *     listedSession(listed, id);
+ *   } catch (error) {
+ *     if (error instanceof ServiceError) return error;
+ *   }
+ *   throw new Error(`"${id}" was not refused`);
+ * };
+ * if (refusal("7").status !== 400) throw new Error("a short prefix is refused");
+ * const both = refusal("0f3a9c1e");
+ * if (both.status !== 409 || /aaaa|bbbb/.test(both.message)) throw new Error("no id is named");
+ * ```
+ */
+export function listedSession(listed: readonly SessionInfo[], id: string): SessionInfo {
+  const list = "GET /v1/sessions lists them";
+  const exact = listed.find((session) => session.id === id);
+  if (exact) return exact;
+  if (id.length < MIN_SESSION_PREFIX) {
+    throw new ServiceError(
+      "bad_request",
+      400,
+      `No session has the id "${id}": give a whole id, or its first ${MIN_SESSION_PREFIX} ` +
+        `characters or more (${list})`,
+    );
+  }
+  const matches = listed.filter((session) => session.id.startsWith(id));
+  if (matches.length === 0) {
+    throw new ServiceError("not_found", 404, `No session of this service starts "${id}" (${list})`);
+  }
+  if (matches.length > 1) {
+    throw new ServiceError(
+      "ambiguous",
+      409,
+      `"${id}" starts ${matches.length} sessions: give more of the id (${list})`,
+    );
+  }
+  return matches[0];
+}
