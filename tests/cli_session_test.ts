@@ -5,7 +5,7 @@
 
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type MockServer, startMockOpenAIServer } from "../testing.ts";
 
@@ -221,4 +221,168 @@ Deno.test("cli sessions: API keys never reach the session file", async () => {
   assert.match(text, /key=\[redacted\]/);
   // What the model saw was not redacted: only what is written.
   assert.match(JSON.stringify(server.requests[1].body), new RegExp(KEY));
+});
+
+/** The last user message of a request, as the mock server got it. */
+function lastUserText(body: Record<string, unknown>): string {
+  const messages = body.messages as Array<{ role: string; content: unknown }>;
+  const last = messages.findLast((message) => message.role === "user");
+  return typeof last?.content === "string" ? last.content : "";
+}
+
+// deno-lint-ignore no-explicit-any
+type Line = Record<string, any>;
+
+/** A session file's entry lines, parsed (the header left out). */
+async function entryLines(path: string): Promise<Line[]> {
+  const lines = (await Deno.readTextFile(path)).split("\n").filter(Boolean);
+  return lines.slice(1).map((line) => JSON.parse(line));
+}
+
+/** What each message line holds, in a few words: `role:text` or `assistant:call:<id>`. */
+function summary(lines: Line[]): string[] {
+  return lines.map(({ message }) => {
+    if (message.role === "tool") {
+      return `tool:${message.toolCallId}:${message.content.split("\n")[0]}`;
+    }
+    if (message.role === "user") return `user:${message.content}`;
+    const call = message.content.find((part: { type: string }) => part.type === "tool_call");
+    return call ? `assistant:call:${call.id}` : `assistant:${message.content[0]?.text}`;
+  });
+}
+
+Deno.test("cli sessions: a second process resuming a session another runs goes on in a copy; the lines never interleave", async () => {
+  const where = await dirs();
+  // Run A's command waits in the middle of its turn until the test lets it go.
+  const held = "touch waiting; while [ ! -f go ]; do sleep 0.02; done; echo a-done";
+  await using server = startMockOpenAIServer({
+    replies: (body) => {
+      const messages = body.messages as Array<{ role: string }>;
+      const task = lastUserText(body);
+      if (task === "task A" && messages.at(-1)?.role === "user") {
+        return { toolCalls: [{ id: "call_a", name: "bash", arguments: { command: held } }] };
+      }
+      return { text: `${task} answered` };
+    },
+  });
+  try {
+    const first = await run(server, where, ["start"]);
+    assert.equal(first.code, 0, first.stderr);
+    const [original] = await sessionFiles(where.data);
+    const id = JSON.parse((await Deno.readTextFile(original)).split("\n")[0]).id as string;
+
+    const a = command(server, where, ["--sandbox", "off", "-c", "task A"]).spawn();
+    const until = Date.now() + 30_000;
+    while (!await Deno.stat(join(where.cwd, "waiting")).then(() => true, () => false)) {
+      assert.ok(Date.now() < until, "run A reached its command");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+
+    // Run B, while A is in the middle of its turn.
+    const b = await run(server, where, ["--sandbox", "off", "-c", "task B"]);
+    assert.equal(b.code, 0, b.stderr);
+    const notice = new RegExp(
+      `agent: session ${id.slice(0, 8)} is being written by another process \\(pid ${a.pid}, ` +
+        `since [^)]+\\): this run goes on in a new session, ([0-9a-f]{8}), that starts with a ` +
+        `copy of its history, so that the two never interleave\n`,
+    );
+    assert.match(b.stderr, notice);
+    const forkId = b.stderr.match(notice)![1];
+    assert.match(b.stderr, new RegExp(`session ${forkId} \\(go on with: .* -c\\)`));
+
+    await Deno.writeTextFile(join(where.cwd, "go"), "");
+    const aDone = await a.output();
+    assert.equal(aDone.code, 0, new TextDecoder().decode(aDone.stderr));
+
+    // The original holds A's lines alone, each result right after its call.
+    assert.deepEqual(summary(await entryLines(original)), [
+      "user:start",
+      "assistant:start answered",
+      "user:task A",
+      "assistant:call:call_a",
+      "tool:call_a:a-done",
+      "assistant:task A answered",
+    ]);
+    // B's are in the copy, after A's history as it stood, A's running call answered as such.
+    const files = await sessionFiles(where.data);
+    assert.equal(files.length, 2);
+    const fork = files.find((file) => file !== original)!;
+    assert.ok(fork.endsWith(".jsonl") && fork.includes(forkId));
+    assert.deepEqual(summary(await entryLines(fork)), [
+      "user:start",
+      "assistant:start answered",
+      "user:task A",
+      "assistant:call:call_a",
+      "tool:call_a:No result: the call was still running in another process when this session was copied from the one that process writes.",
+      "user:task B",
+      "assistant:task B answered",
+    ]);
+    const bRequest = server.requests.find((request) => lastUserText(request.body) === "task B")!;
+    assert.deepEqual(
+      (bRequest.body.messages as Array<{ role: string }>).map((message) => message.role),
+      ["system", "user", "assistant", "user", "assistant", "tool", "user"],
+    );
+    // Both writers are gone: the session is free, and no note of theirs is left.
+    const again = await run(server, where, ["-r", id.slice(0, 8), "and again"]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.doesNotMatch(again.stderr, /being written/);
+    const notes = [...Deno.readDirSync(dirname(original))].filter((e) =>
+      !e.name.endsWith(".jsonl")
+    );
+    assert.deepEqual(notes, []);
+  } finally {
+    await Deno.remove(where.cwd, { recursive: true });
+    await Deno.remove(where.data, { recursive: true });
+  }
+});
+
+Deno.test("cli sessions: a line of the wrong shape is reported and skipped; the session resumes", async () => {
+  const where = await dirs();
+  await using server = startMockOpenAIServer({
+    replies: (body) => ({ text: `answer to ${lastUserText(body)}` }),
+  });
+  try {
+    const first = await run(server, where, ["hello"]);
+    assert.equal(first.code, 0, first.stderr);
+    const [file] = await sessionFiles(where.data);
+    const wrong = [
+      '{"type":"message","message":{"role":"user","content":42},"n":2,"at":"x"}',
+      '{"type":"message","message":{"role":"assistant","content":"hi"},"n":2,"at":"x"}',
+      '{"type":"message","message":{"role":"tool","content":7},"n":2,"at":"x"}',
+      '{"type":"message","message":42,"n":2,"at":"x"}',
+      "[]",
+    ];
+    await Deno.writeTextFile(file, wrong.map((line) => line + "\n").join(""), { append: true });
+
+    const resumed = await run(server, where, ["-c", "go on"]);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    for (const [i, _line] of wrong.entries()) {
+      assert.ok(
+        resumed.stderr.includes(`agent: line ${i + 4} of ${file} is not a session entry (`),
+        resumed.stderr,
+      );
+    }
+    assert.match(
+      resumed.stderr,
+      /line 4 of .* \(message\.content: .*expected string.*\); it was skipped/,
+    );
+    assert.match(
+      resumed.stderr,
+      /line 5 of .* \(message\.content: .*expected array.*\); it was skipped/,
+    );
+    assert.deepEqual(sent(server, 1).slice(1).map((message) => message.content), [
+      "hello",
+      "answer to hello",
+      "go on",
+    ]);
+    // Listed as before, and resumed again the same way.
+    const listed = await run(server, where, ["--sessions"]);
+    assert.ok(listed.stdout.endsWith(" 4 messages  openai/test  hello\n"), listed.stdout);
+    const again = await run(server, where, ["-c", "and again"]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(sent(server, 2).length, 1 + 5);
+  } finally {
+    await Deno.remove(where.cwd, { recursive: true });
+    await Deno.remove(where.data, { recursive: true });
+  }
 });

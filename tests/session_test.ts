@@ -1,6 +1,7 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Message } from "../lib/messages.ts";
 import {
   defaultSessionsDir,
@@ -8,6 +9,7 @@ import {
   isSecretEnvName,
   memorySessionStore,
   projectSessionsDir,
+  resumeSession,
   secretRedactor,
   secretsFromEnv,
   SessionError,
@@ -18,6 +20,8 @@ import {
 const at = (minute: number) => new Date(Date.UTC(2025, 0, 1, 0, minute)).toISOString();
 const user = (content: string): Message => ({ role: "user", content });
 const MODULE = new URL("../lib/session/mod.ts", import.meta.url).href;
+/** The project's configuration: a child script in a temp directory resolves "zod" with it. */
+const CONFIG = fileURLToPath(new URL("../deno.json", import.meta.url));
 
 /** A conversation with every kind of message and part. */
 const CONVERSATION: Message[] = [
@@ -231,6 +235,85 @@ for (const { name, make } of STORES) {
     assert.equal(info.messages, 3);
   });
 
+  test("a session has one writer: a second open() is refused until the first closes", async (store) => {
+    const id = await record(store, { cwd: "/w" }, [user("one")]);
+    const first = await store.open(id);
+    const refused = await store.open(id.slice(0, 6)).catch((error) => error);
+    assert.ok(refused instanceof SessionError, String(refused));
+    assert.equal(refused.reason, "busy");
+    assert.equal(refused.holder?.pid, Deno.pid);
+    assert.match(
+      refused.message,
+      new RegExp(
+        `^Session ${id} is being written by another process \\(pid ${Deno.pid}, this one, ` +
+          `since [0-9T:.-]+Z\\)\\. A session has one writer at a time, so that its lines never ` +
+          `interleave: wait until that process ends \\(or stop it\\), or go on in a new session\\.$`,
+      ),
+    );
+    // A session being created is held the same way.
+    const fresh = await store.create({ cwd: "/w", model: "a/b" });
+    await assert.rejects(
+      store.open(fresh.id),
+      (error) => (error as SessionError).reason === "busy",
+    );
+    await fresh.close();
+    await first.append({ type: "message", message: user("two"), at: at(1) });
+    await first.close();
+    const second = await store.open(id);
+    await second.append({ type: "message", message: user("three"), at: at(2) });
+    await second.close();
+    assert.deepEqual((await store.load(id)).messages, [user("one"), user("two"), user("three")]);
+  });
+
+  test("resumeSession() holds the session it loads, or forks a busy one with its history", async (store) => {
+    const id = await record(store, { cwd: "/w" }, CONVERSATION.slice(0, 3));
+    const holder = await store.open(id);
+    await holder.append({
+      type: "compaction",
+      state: { summary: "So far.", replaces: 2 },
+      tokensBefore: 10,
+      tokensAfter: 2,
+      at: at(5),
+    });
+    await holder.append({ type: "model", model: "openai/gpt-5", at: at(6) });
+    await assert.rejects(
+      resumeSession(store, id),
+      (error) => (error as SessionError).reason === "busy",
+    );
+
+    const fork = await resumeSession(store, id, { fork: true });
+    assert.notEqual(fork.header.id, id);
+    assert.equal(fork.forkedFrom?.id, id);
+    assert.equal(fork.forkedFrom?.holder?.pid, Deno.pid);
+    // The call c2 has no result yet in the original (its process is amid the turn): the copy
+    // answers it with an error that says so.
+    assert.deepEqual(fork.messages.slice(0, 3), CONVERSATION.slice(0, 3));
+    assert.deepEqual(fork.messages.slice(3), [{
+      role: "tool",
+      toolCallId: "c2",
+      name: "read",
+      content: "No result: the call was still running in another process when this session " +
+        "was copied from the one that process writes.",
+      isError: true,
+    }]);
+    assert.deepEqual(fork.compaction, { summary: "So far.", replaces: 2 });
+    assert.equal(fork.model, "openai/gpt-5");
+    assert.equal(fork.header.cwd, "/w");
+    await fork.writer.append({ type: "message", message: user("in the fork"), at: at(7) });
+    await fork.writer.close();
+    await holder.append({ type: "message", message: user("in the original"), at: at(7) });
+    await holder.close();
+    assert.deepEqual((await store.load(fork.header.id)).messages.at(-1), user("in the fork"));
+    assert.deepEqual((await store.load(id)).messages.at(-1), user("in the original"));
+
+    const resumed = await resumeSession(store, id.slice(0, 8));
+    assert.equal(resumed.header.id, id);
+    assert.equal(resumed.forkedFrom, undefined);
+    assert.equal(resumed.messages.length, 4, "the original is as its writer left it");
+    await assert.rejects(store.open(id), (error) => (error as SessionError).reason === "busy");
+    await resumed.writer.close();
+  });
+
   test("ids resolve from a unique prefix; ambiguous and unknown ones are clear errors", async (store) => {
     for (const id of ["abc123", "abd456", "zz", "zz9"]) {
       await record(store, { id, cwd: "/w" }, [user(id)]);
@@ -346,8 +429,104 @@ Deno.test("fileSessionStore skips an invalid line in the middle, naming its line
     assert.deepEqual(session.messages, [user("one"), user("two")]);
     assert.deepEqual(session.warnings, [
       `line 3 of ${path} is not valid JSON (probably cut off by a crash); it was skipped`,
-      `line 4 of ${path} is not a session entry; it was skipped`,
+      `line 4 of ${path} is not a session entry (type: Invalid discriminator value. Expected ` +
+      `'message' | 'compaction' | 'model'); it was skipped`,
     ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("fileSessionStore skips lines of the wrong shape with a warning, and resumes the rest", async () => {
+  const dir = await tempDir();
+  try {
+    const wrong = [
+      '{"type":"message","message":42,"n":1,"at":"x"}',
+      "[]",
+      '"x"',
+      "null",
+      '{"type":"message","message":{"role":"system","content":"x"},"n":1,"at":"x"}',
+      '{"type":"message","message":{"role":"user","content":42},"n":1,"at":"x"}',
+      '{"type":"message","message":{"role":"assistant","content":"hi"},"n":1,"at":"x"}',
+      '{"type":"message","message":{"role":"assistant","content":[{"type":"picture"}]},"n":1,"at":"x"}',
+      '{"type":"message","message":{"role":"tool","content":"x"},"n":1,"at":"x"}',
+      '{"type":"compaction","state":{"summary":5,"replaces":1},"n":1,"at":"x"}',
+      '{"type":"model","model":null,"n":1,"at":"x"}',
+    ];
+    const path = await writeSession(dir, "s", [
+      HEADER(),
+      LINE("one", 1),
+      ...wrong.map((line) => line + "\n"),
+      LINE("two", 2),
+    ]);
+    const store = fileSessionStore({ dir });
+    const session = await store.load("s");
+    assert.deepEqual(session.messages, [user("one"), user("two")]);
+    assert.equal(session.compaction, undefined);
+    assert.equal(session.model, "a/b");
+    assert.equal(session.warnings.length, wrong.length);
+    session.warnings.forEach((warning, i) =>
+      assert.match(
+        warning,
+        new RegExp(`^line ${i + 3} of ${path} is not a session entry \\(.+\\); it was skipped$`),
+      )
+    );
+    assert.match(session.warnings[5], /\(message\.content: .*expected string/);
+    assert.match(session.warnings[6], /\(message\.content: .*expected array/);
+    assert.deepEqual((await store.list("/w")).map((info) => [info.title, info.messages]), [
+      ["one", 2],
+    ]);
+    // Resumed and appended to, the session reads back with the same lines skipped.
+    const writer = await store.open("s");
+    await writer.append({ type: "message", message: user("three"), at: at(9) });
+    await writer.close();
+    assert.deepEqual((await store.load("s")).messages.map((m) => m.content), [
+      "one",
+      "two",
+      "three",
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("fileSessionStore: the writer's lock dies with its process; the refusal names the holder", async () => {
+  const dir = await tempDir();
+  try {
+    const store = fileSessionStore({ dir });
+    const id = await record(store, { cwd: "/w" }, [user("one")]);
+    const script = join(dir, "holder.ts");
+    await Deno.writeTextFile(
+      script,
+      `import { fileSessionStore } from ${JSON.stringify(MODULE)};
+await fileSessionStore({ dir: Deno.args[0] }).open(Deno.args[1]);
+console.log("holding");
+setInterval(() => {}, 60_000);`,
+    );
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "--config", CONFIG, "--allow-read", "--allow-write", script, dir, id],
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn();
+    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    assert.equal((await reader.read()).value?.trim(), "holding");
+    const refused = await store.open(id).catch((error) => error);
+    assert.ok(refused instanceof SessionError, String(refused));
+    assert.equal(refused.reason, "busy");
+    assert.equal(refused.holder?.pid, child.pid);
+    assert.match(refused.message, new RegExp(`another process \\(pid ${child.pid}, since `));
+
+    child.kill("SIGKILL");
+    assert.equal((await child.status).signal, "SIGKILL");
+    await reader.cancel();
+    // Nothing to clean up: the lock went with the process (its note is only a note).
+    const writer = await store.open(id);
+    await writer.append({ type: "message", message: user("two"), at: at(1) });
+    await writer.close();
+    assert.deepEqual((await store.load(id)).messages, [user("one"), user("two")]);
+    const folder = projectSessionsDir(dir, "/w");
+    const names = [...Deno.readDirSync(folder)].map((entry) => entry.name);
+    assert.deepEqual(names, [`${id}.jsonl`], "the note goes with the writer that closes");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -522,6 +701,8 @@ console.log(JSON.stringify({ secrets: secretsFromEnv(env), inside: sessionsWrita
     const output = await new Deno.Command(Deno.execPath(), {
       args: [
         "run",
+        "--config",
+        CONFIG,
         "--no-prompt",
         "--allow-read",
         `--allow-write=${dir}`,
@@ -571,7 +752,7 @@ for (let i = 0; ; i++) {
 }`,
     );
     const child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "--allow-read", "--allow-write", script, dir],
+      args: ["run", "--config", CONFIG, "--allow-read", "--allow-write", script, dir],
       stdout: "piped",
       stderr: "inherit",
     }).spawn();

@@ -14,8 +14,11 @@ import {
   defaultSessionsDir,
   ensurePrivateDir,
   fileSessionStore,
+  forkNotice,
   type LoadedSession,
   type Redactor,
+  type ResumedSession,
+  resumeSession,
   type SessionStore,
   sessionsWritable,
 } from "../session/mod.ts";
@@ -150,15 +153,17 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
   const store = options.noSession || dataRefused
     ? undefined
     : _store(env, warn, options.continue || !!options.resume, command, redact);
-  let resumed: LoadedSession | undefined;
+  let resumed: ResumedSession | undefined;
   if (options.continue || options.resume) {
     if (!store) {
       throw new ConfigError("Sessions are not available in this run (see the warning above)");
     }
     const id = options.resume ?? (await store.latest(cwd))?.id;
     if (!id) throw new ConfigError(`No saved session in ${cwd} to continue; start one first`);
-    resumed = await store.load(id);
+    // This process becomes the session's one writer; when another writes it, a copy goes on.
+    resumed = await resumeSession(store, id, { fork: true });
     for (const warning of resumed.warnings) warn(warning);
+    if (resumed.forkedFrom) warn(forkNotice(resumed));
   }
 
   const modelSpec = options.model ?? resumed?.model ?? env("AGENT_MODEL") ?? settings.model ??
@@ -263,6 +268,7 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
     close: async () => {
       await mcp?.close();
       await memory?.close();
+      await resumed?.writer.close();
     },
   };
 }

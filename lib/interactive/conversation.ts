@@ -8,7 +8,7 @@
 import type { CompactionState } from "../context.ts";
 import type { AgentEvent, RunResult } from "../events.ts";
 import type { Message } from "../messages.ts";
-import type { LoadedSession, SessionStore, SessionWriter } from "../session/mod.ts";
+import type { LoadedSession, ResumedSession, SessionStore, SessionWriter } from "../session/mod.ts";
 import { addUsage, emptyUsage, type Usage } from "../usage.ts";
 
 /** A conversation that saves itself as it goes. */
@@ -80,8 +80,9 @@ export function conversation(options: ConversationOptions): Conversation {
   const open = async (): Promise<SessionWriter | undefined> => {
     if (!options.store) return undefined;
     if (!writer) {
+      // A session resumed with `resumeSession` comes with its writer.
       writer = options.resumed
-        ? await options.store.open(id)
+        ? (options.resumed as Partial<ResumedSession>).writer ?? await options.store.open(id)
         : await options.store.create({ id, cwd: options.cwd, model });
     }
     return writer;

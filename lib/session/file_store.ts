@@ -2,7 +2,9 @@
  * Sessions kept as JSONL files, one per session, one folder per project:
  * `<dir>/<project>/<id>.jsonl`. Files are only ever appended to: each entry is one line written
  * with a single `write` before `append` resolves, so a crash loses nothing already appended and
- * at worst leaves a last line cut short, which reading skips and reports.
+ * at worst leaves a last line cut short, which reading skips and reports. A session has one
+ * writer at a time, which holds a lock on its file (see `writer_lock.ts`): a second is refused,
+ * so that the lines of two processes never interleave.
  *
  * @module
  */
@@ -11,6 +13,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { infoFromTail, parseHeaderLine, parseSessionText, titleFromHead } from "./jsonl.ts";
 import { fileSessionWriter } from "./file_writer.ts";
 import { ensurePrivateDir, ensurePrivateFile } from "./private_files.ts";
+import { lockSessionFile, type WriterLock } from "./writer_lock.ts";
 import {
   compareSessions,
   newSessionHeader,
@@ -98,17 +101,41 @@ export function fileSessionStore(options: FileSessionStoreOptions): SessionStore
         if (error instanceof Deno.errors.AlreadyExists) _exists(header.id);
         throw error;
       }
-      return await fileSessionWriter(file, { id: header.id, header, sync, redact });
+      const lock = _lock(file, path, header.id);
+      return await fileSessionWriter(file, {
+        id: header.id,
+        header,
+        sync,
+        redact,
+        onClose: lock.release,
+      });
     },
     async open(idOrPrefix) {
-      const { info, endsWithNewline } = await _summary(await findPath(idOrPrefix));
+      const path = await findPath(idOrPrefix);
       // Written by an earlier version, it may be readable by all.
       ensurePrivateDir(dir);
-      ensurePrivateDir(dirname(info.path));
-      ensurePrivateFile(info.path);
-      const file = await Deno.open(info.path, { append: true });
-      const { id, messages } = info;
-      return await fileSessionWriter(file, { id, messages, endsWithNewline, sync, redact });
+      ensurePrivateDir(dirname(path));
+      ensurePrivateFile(path);
+      const file = await Deno.open(path, { append: true });
+      // One writer at a time; what the file holds is read once this one is the writer.
+      const lock = _lock(file, path, basename(path, ".jsonl"));
+      let summary: _Summary;
+      try {
+        summary = await _summary(path);
+      } catch (error) {
+        lock.release();
+        file.close();
+        throw error;
+      }
+      const { info: { id, messages }, endsWithNewline } = summary;
+      return await fileSessionWriter(file, {
+        id,
+        messages,
+        endsWithNewline,
+        sync,
+        redact,
+        onClose: lock.release,
+      });
     },
     async load(idOrPrefix) {
       const path = await findPath(idOrPrefix);
@@ -257,6 +284,16 @@ async function _taken(dir: string, id: string): Promise<boolean> {
 function _unreadable(error: unknown): undefined {
   if (error instanceof SessionError || error instanceof Deno.errors.NotFound) return undefined;
   throw error;
+}
+
+/** The session file's writer lock, or the file closed and a `busy` refusal thrown. */
+function _lock(file: Deno.FsFile, path: string, id: string): WriterLock {
+  try {
+    return lockSessionFile(file, path, id);
+  } catch (error) {
+    file.close();
+    throw error;
+  }
 }
 
 function _exists(id: string): never {

@@ -14,8 +14,8 @@
  * @module
  */
 
-import type { CompactionState } from "../context.ts";
 import type { Message } from "../messages.ts";
+import { checkEntryLine } from "./schema.ts";
 import {
   isProgramNote,
   SESSION_SCHEMA_VERSION,
@@ -84,9 +84,10 @@ export interface ParsedSession {
 }
 
 /**
- * Parses a session file's text. A line cut off at the end (a crash mid-write) or an invalid line
- * elsewhere is skipped with a warning; a file without a session header, or of another format
- * version, is a `SessionError`.
+ * Parses a session file's text. A line cut off at the end (a crash mid-write), a line that is not
+ * JSON, or one that is JSON of another shape than a session entry (checked with
+ * `sessionEntrySchema`) is skipped with a warning that says which line and why; a file without a
+ * session header, or of another format version, is a `SessionError`.
  *
  * @example
  * ```ts
@@ -120,9 +121,13 @@ export function parseSessionText(text: string, file: string): ParsedSession {
       );
       continue;
     }
-    const entry = _entry(value);
-    if (entry) entries.push(entry);
-    else warnings.push(`line ${i + 1} of ${file} is not a session entry; it was skipped`);
+    const checked = checkEntryLine(value);
+    if (checked.entry) entries.push(checked.entry);
+    else {
+      warnings.push(
+        `line ${i + 1} of ${file} is not a session entry (${checked.problem}); it was skipped`,
+      );
+    }
   }
   return { header, entries, warnings };
 }
@@ -189,7 +194,7 @@ export function titleFromHead(head: string): string | undefined {
     }
     if (!line.startsWith('{"type":"message"')) continue;
     try {
-      const entry = _entry(JSON.parse(line));
+      const entry = checkEntryLine(JSON.parse(line)).entry;
       if (
         entry?.type === "message" && entry.message.role === "user" &&
         !isProgramNote(entry.message.content)
@@ -236,32 +241,4 @@ function _partialString(raw: string): string {
     } catch { /* cut inside an escape: drop a character */ }
   }
   return "";
-}
-
-function _entry(value: unknown): SessionEntry | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const line = value as Record<string, unknown>;
-  const at = typeof line.at === "string" ? line.at : "";
-  if (line.type === "message") {
-    const message = line.message as { role?: unknown } | null;
-    if (typeof message !== "object" || message === null) return undefined;
-    if (message.role !== "user" && message.role !== "assistant" && message.role !== "tool") {
-      return undefined;
-    }
-    return { type: "message", message: message as Message, at };
-  }
-  if (line.type === "compaction") {
-    if (typeof line.state !== "object" || line.state === null) return undefined;
-    return {
-      type: "compaction",
-      state: line.state as CompactionState,
-      tokensBefore: Number(line.tokensBefore ?? 0),
-      tokensAfter: Number(line.tokensAfter ?? 0),
-      at,
-    };
-  }
-  if (line.type === "model" && typeof line.model === "string") {
-    return { type: "model", model: line.model, at };
-  }
-  return undefined;
 }

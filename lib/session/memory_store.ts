@@ -19,10 +19,12 @@ import {
   type SessionWriter,
   titleOf,
 } from "./store.ts";
+import { sessionBusy } from "./writer_lock.ts";
 
 /**
  * A {@link SessionStore} in memory: for tests, and for programs that keep no sessions on disk.
- * Entries are copied as JSON, so what `load` returns is what a file store would return.
+ * Entries are copied as JSON, so what `load` returns is what a file store would return; a
+ * session has one writer at a time, as in a file store.
  *
  * @example
  * ```ts
@@ -42,17 +44,27 @@ export function memorySessionStore(): SessionStore {
   const hint = "See the saved sessions with the store's list().";
   const find = (idOrPrefix: string) =>
     sessions.get(resolveSessionId(sessions.keys(), idOrPrefix, hint))!;
+  /** The sessions a writer has open, and since when. */
+  const writing = new Map<string, string>();
   const writer = (session: { header: SessionHeader; entries: SessionEntry[] }): SessionWriter => {
+    const { id } = session.header;
+    const since = writing.get(id);
+    if (since !== undefined) throw sessionBusy(id, { pid: Deno.pid, since });
+    writing.set(id, new Date().toISOString());
     let closed = false;
     return {
-      id: session.header.id,
+      id,
       append: (entry) =>
         _later(() => {
-          if (closed) throw new Error(`Session ${session.header.id} is closed`);
+          if (closed) throw new Error(`Session ${id} is closed`);
           checkSessionEntry(entry);
           session.entries.push(_copy(entry));
         }),
-      close: () => _later(() => void (closed = true)),
+      close: () =>
+        _later(() => {
+          if (!closed) writing.delete(id);
+          closed = true;
+        }),
     };
   };
   const list = (cwd?: string) =>

@@ -1,7 +1,8 @@
 /**
  * Sessions that survive crashes: the {@link SessionStore} interface, a store of JSONL files
- * ({@link fileSessionStore}), one in memory ({@link memorySessionStore}), and the redaction that
- * keeps secrets out of them.
+ * ({@link fileSessionStore}), one in memory ({@link memorySessionStore}), resuming with one
+ * writer at a time ({@link resumeSession}), the schema every line is read with, and the
+ * redaction that keeps secrets out of them.
  *
  * @example
  * ```ts
@@ -29,6 +30,7 @@ export {
   SessionError,
   type SessionErrorReason,
   type SessionHeader,
+  type SessionHolder,
   type SessionInfo,
   type SessionStore,
   sessionTitle,
@@ -36,6 +38,13 @@ export {
   titleOf,
 } from "./store.ts";
 export { memorySessionStore } from "./memory_store.ts";
+export {
+  forkNotice,
+  type ResumedSession,
+  resumeSession,
+  type ResumeSessionOptions,
+} from "./resume.ts";
+export { checkEntryLine, type EntryCheck, messageSchema, sessionEntrySchema } from "./schema.ts";
 export {
   defaultSessionsDir,
   fileSessionStore,

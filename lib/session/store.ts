@@ -100,7 +100,10 @@ export interface LoadedSession {
   warnings: string[];
 }
 
-/** Appends to one session. Entries are stored in the order `append` is called. */
+/**
+ * Appends to one session. Entries are stored in the order `append` is called. A session has one
+ * writer at a time: until it is closed, opening the session again is refused (`busy`).
+ */
 export interface SessionWriter {
   /** The session id. */
   readonly id: string;
@@ -124,7 +127,10 @@ export interface NewSession {
 export interface SessionStore {
   /** Creates a session and returns its writer. */
   create(header: NewSession): Promise<SessionWriter>;
-  /** Appends to an existing session (e.g. after resuming it), by id or unique id prefix. */
+  /**
+   * Appends to an existing session (e.g. after resuming it), by id or unique id prefix. A
+   * {@link SessionError} with reason `busy` while another writer has it open.
+   */
   open(idOrPrefix: string): Promise<SessionWriter>;
   /** Reads a session back, by id or unique id prefix. */
   load(idOrPrefix: string): Promise<LoadedSession>;
@@ -139,12 +145,22 @@ export type SessionErrorReason =
   | "not_found"
   | "ambiguous"
   | "exists"
+  | "busy"
   | "unsupported_version"
   | "invalid";
 
+/** The process that writes a session, as far as it can be known. */
+export interface SessionHolder {
+  /** Its process id. */
+  pid: number;
+  /** Since when it writes the session (ISO 8601). */
+  since: string;
+}
+
 /**
- * A session cannot be found, the id prefix is ambiguous, the id is taken, or the stored session
- * cannot be read (not a session, or written by another version of the format).
+ * A session cannot be found, the id prefix is ambiguous, the id is taken, another process
+ * writes the session (`busy`: a session has one writer at a time), or the stored session cannot
+ * be read (not a session, or written by another version of the format).
  *
  * @example
  * ```ts
@@ -157,11 +173,17 @@ export type SessionErrorReason =
 export class SessionError extends AgentError {
   /** Why it was raised. */
   readonly reason: SessionErrorReason;
+  /** For `busy`: the process that writes the session, when known. */
+  readonly holder?: SessionHolder;
 
   /** Creates the error. */
-  constructor(message: string, options: ErrorOptions & { reason: SessionErrorReason }) {
+  constructor(
+    message: string,
+    options: ErrorOptions & { reason: SessionErrorReason; holder?: SessionHolder },
+  ) {
     super(message, options);
     this.reason = options.reason;
+    if (options.holder) this.holder = options.holder;
   }
 }
 
