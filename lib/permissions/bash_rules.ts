@@ -10,15 +10,21 @@
  * - DENY and ASK rules apply when ANY command matches, in any of its forms: the command that
  *   runs (`rm x` in `sudo timeout 5 rm x`), each wrapper with its words (`sudo timeout 5 rm x`,
  *   `timeout 5 rm x`), the command with its `NAME=value` words, and each of these with the
- *   command word cut to its basename (`/bin/rm x` → `rm x`).
+ *   command word cut to its basename (`/bin/rm x` → `rm x`). Wrappers are read with their own
+ *   option syntax (`taskset -c 0 rm x`, `flock /tmp/l -c 'rm x'`, `chrt -f 1 rm x`).
  * - ALLOW rules apply only when EVERY command is allowed: the command that runs (with the
  *   `NAME=value` words before it, except inert ones: lowercase names, `NODE_ENV`, `CI`, …) must
  *   match an allow rule as written (no basename: `git *` does not allow `./git`), and so must
- *   every privilege-raising wrapper (`sudo`, `doas`, `su`, `pkexec`) with its words. A line
- *   with no command (`x=1`) is not decided.
+ *   every wrapper that raises privileges or leaves confinement (`sudo`, `doas`, `su`,
+ *   `pkexec`, `runuser`, `setpriv`, `sg`, `chroot`, `nsenter`, `unshare`, `systemd-run`) with
+ *   its words. A line with no command (`x=1`) is not decided.
+ * - A command whose program is data is never allowed by a pattern: a shell or `source` fed a
+ *   here-document or here-string (`bash <<< 'rm x'`, `bash /dev/stdin <<'EOF'`), whose
+ *   commands deny and ask rules still see.
  * - What cannot be known from the text (a command name from an expansion or glob, `eval "$x"`,
- *   `bash -c "$x"`, a shell reading standard input, a wrapper option not known here) is never
- *   allowed by a pattern; when deny or ask rules exist, the call is asked about.
+ *   `bash -c "$x"`, a shell reading a pipe, `bash <(…)`, `source /dev/fd/3`, a wrapper option
+ *   not known here) is never allowed by a pattern; when deny or ask rules exist, the call is
+ *   asked about (refused where nobody can answer).
  * - A line that cannot be parsed is never allowed by a pattern; deny and ask rules are matched
  *   against its text, whole and cut at every operator with quotes dropped; when none matches
  *   and deny or ask rules exist, the call is asked about.
@@ -135,6 +141,7 @@ function _allow(
   const found: { text: string; rule: PermissionRule }[] = [];
   for (const command of commands) {
     if (command.opaque) return { reason: `not allowed: ${command.opaque}` };
+    if (command.fromData) return { reason: `not allowed: ${command.fromData}` };
     const checks = [
       [...command.assignments.filter((assignment) => !_INERT.test(assignment)), ...command.words],
       ...command.wrappers.filter((wrapper) => PRIVILEGED.has(_basename(wrapper[0]))),

@@ -10,6 +10,7 @@
 import type { Node } from "web-tree-sitter";
 import { type BashParse, loadBashParser } from "./bash_parser.ts";
 import { type ShellWord, unwrapCommand } from "./wrappers.ts";
+import { standardInput } from "./stdin.ts";
 import { wordOf, wordsOf } from "./words.ts";
 
 /** One simple command of a command line. */
@@ -22,6 +23,11 @@ export interface ShellCommand {
   wrappers: string[][];
   /** Why what runs is not known from the text (`$cmd x`, `eval "$x"`); absent when it is. */
   opaque?: string;
+  /**
+   * Why what it runs is data, though seen (a shell fed a here-document or a here-string): deny
+   * and ask rules see the commands of that data, but no allow rule allows this command.
+   */
+  fromData?: string;
 }
 
 const _MAX_DEPTH = 8;
@@ -80,6 +86,8 @@ interface _Scope {
   depth: number;
   wrappers: string[][];
   assignments: string[];
+  /** What standard input holds, when the line says (a here-document); else unknown. */
+  stdin?: ShellWord;
 }
 
 function _analyze(parse: BashParse, source: string, scope: _Scope, out: ShellCommand[]): boolean {
@@ -116,13 +124,16 @@ function _command(parse: BashParse, node: Node, scope: _Scope, out: ShellCommand
   const parts: Node[] = [];
   for (const child of node.children) {
     if (child.type === "variable_assignment") assignments.push(wordOf(child).text);
+    else if (_descriptor(child)) continue; // the `0` of `0<<<`, which tree-sitter makes a word
     else if (!_REDIRECTS.has(child.type) && child.type !== "comment") parts.push(child);
   }
   const words = wordsOf(parts);
   // tree-sitter-bash reads the words after a redirection (`rm >/dev/null -rf /`) as more
   // redirection targets; they are arguments of the command.
   const parent = node.parent;
-  if (parent?.type === "redirected_statement" && parent.childForFieldName("body")?.id === node.id) {
+  const redirected = parent?.type === "redirected_statement" &&
+    parent.childForFieldName("body")?.id === node.id;
+  if (redirected) {
     // It also drops a lone `-` before `<<` (`python3 - <<EOF`).
     const next = node.nextSibling;
     if (next && /^\s*-\s*$/.test(_slice(node, node.endIndex, next.startIndex))) {
@@ -133,32 +144,61 @@ function _command(parse: BashParse, node: Node, scope: _Scope, out: ShellCommand
       words.push(...wordsOf(targets).slice(1));
     }
   }
-  _expand(parse, words, { ...scope, assignments: [...scope.assignments, ...assignments] }, out);
+  const statement = redirected ? parent : node;
+  const redirects = [...node.children, ...(redirected ? parent.children : [])];
+  const stdin = standardInput(statement, redirects, scope.stdin);
+  _expand(parse, words, {
+    ...scope,
+    assignments: [...scope.assignments, ...assignments],
+    stdin,
+  }, out);
+}
+
+/** Whether a node is a file descriptor number written right before a redirection. */
+function _descriptor(node: Node): boolean {
+  const next = node.nextSibling ??
+    (node.parent?.type === "command" ? node.parent.nextSibling : null);
+  return node.type === "number" && !!next && next.startIndex === node.endIndex &&
+    _REDIRECTS.has(next.type);
 }
 
 function _expand(parse: BashParse, words: ShellWord[], scope: _Scope, out: ShellCommand[]): void {
   const texts = words.map((word) => word.text);
-  const push = (opaque?: string): void => {
-    out.push({
+  const push = (opaque?: string): ShellCommand => {
+    const command: ShellCommand = {
       words: texts,
       assignments: scope.assignments,
       wrappers: scope.wrappers,
       ...(opaque ? { opaque } : {}),
-    });
+    };
+    out.push(command);
+    return command;
   };
   if (!words.length) {
     if (scope.assignments.length) push();
     return;
   }
   if (words[0].dynamic || words[0].pattern) {
-    return push(`the command name ${words[0].text} is only known when the line runs`);
+    push(`the command name ${words[0].text} is only known when the line runs`);
+    return;
   }
   const found = unwrapCommand(words);
-  if (!found) return push();
-  if (found.self) push(found.runs.find((run) => "opaque" in run)?.opaque);
+  if (!found) {
+    push();
+    return;
+  }
+  // The wrapper itself, when it is a command of its own or when what it runs is not known.
+  let self = found.self ? push() : undefined;
+  const mark = (field: "opaque" | "fromData", why: string): void => {
+    self ??= push();
+    self[field] ??= why;
+  };
   const inner: _Scope = { ...scope, wrappers: [...scope.wrappers, texts] };
+  const nested = { ...inner, depth: inner.depth + 1 };
+  const deep = inner.depth >= _MAX_DEPTH ? `${words[0].text} nests command lines too deeply` : "";
   for (const run of found.runs) {
-    if ("words" in run) {
+    if ("opaque" in run) mark("opaque", run.opaque);
+    else if ("words" in run) {
       _expand(parse, run.words, {
         ...inner,
         assignments: [...scope.assignments, ...run.assignments],
@@ -166,14 +206,18 @@ function _expand(parse: BashParse, words: ShellWord[], scope: _Scope, out: Shell
     } else if ("script" in run) {
       const why = run.script.some((word) => word.dynamic)
         ? `${words[0].text} runs a command line only known when the line runs`
-        : inner.depth >= _MAX_DEPTH
-        ? `${words[0].text} nests command lines too deeply`
-        : undefined;
+        : deep;
       const script = run.script.map((word) => word.text).join(" ");
-      const nested = { ...inner, depth: inner.depth + 1 };
       if (why || !_analyze(parse, script, nested, out)) {
-        push(why ?? `the command line given to ${words[0].text} cannot be parsed`);
+        mark("opaque", why || `the command line given to ${words[0].text} cannot be parsed`);
       }
+    } else {
+      // A shell reading standard input: what it runs is seen only in a here-document.
+      const given = scope.stdin;
+      const seen = given && !given.dynamic && !deep &&
+        _analyze(parse, given.text, { ...nested, stdin: undefined }, out);
+      if (seen) mark("fromData", `${run.stdin} (a here-document, its program is data)`);
+      else mark("opaque", run.stdin);
     }
   }
 }

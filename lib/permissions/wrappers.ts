@@ -1,9 +1,21 @@
 /**
- * Commands that run other commands (`sudo rm x`, `timeout 5 rm x`, `bash -c 'rm x'`, `find -exec`):
- * which words of theirs are the command they run. The permission rules see through them.
+ * Commands that run other commands (`sudo rm x`, `timeout 5 rm x`, `taskset 1 rm x`,
+ * `bash -c 'rm x'`, `find -exec`): which words of theirs are the command they run, read with
+ * each wrapper's own option syntax ({@link WRAPPER_OPTIONS}). The permission rules see through
+ * them. What a wrapper runs may also be data: a shell reading standard input, a script given as
+ * `/dev/stdin`, `/dev/fd/3` or `<(…)`; such a run is marked, never guessed.
  *
  * @module
  */
+
+import { posix } from "node:path";
+import {
+  type OptionSpec,
+  parseOptions,
+  SHELL_OPTIONS,
+  WRAPPER_OPTIONS,
+} from "./wrapper_options.ts";
+import { busybox, parallel, sg } from "./runners.ts";
 
 /** A word of a command after quote removal. */
 export interface ShellWord {
@@ -15,10 +27,14 @@ export interface ShellWord {
   pattern: boolean;
 }
 
-/** What a wrapper runs: a command, a command line in a string, or something unknowable. */
+/**
+ * What a wrapper runs: a command, a command line in a string, the command lines it reads from
+ * standard input (`stdin`, with who reads them), or something unknowable (`opaque`, with why).
+ */
 export type WrappedRun =
   | { words: ShellWord[]; assignments: string[] }
   | { script: ShellWord[] }
+  | { stdin: string }
   | { opaque: string };
 
 /** What {@link unwrapCommand} found. */
@@ -29,120 +45,62 @@ export interface Unwrapped {
   runs: WrappedRun[];
 }
 
-interface _Spec {
-  /** Short options without a value. */
-  flags?: string;
-  /** Short options with a value (attached or the next word). */
-  values?: string;
-  /** Short options whose optional value can only be attached (`xargs -i{}`). */
-  attached?: string;
-  /** Long options: true when they take a value (`--user root` or `--user=root`). */
-  long?: Record<string, boolean>;
-  /** Options after which nothing is run (`sudo -l`, `command -v`, `ionice -p`). */
-  none?: string;
-  /** Words before the command: "duration" for timeout, "assignments" for env and sudo. */
-  then?: "duration" | "assignments";
-  /** Whether `+o`-style words are options too (the shells), or `-` alone is one (env). */
-  plus?: boolean;
-  dash?: boolean;
-}
+const _SHELLS = new Set([
+  "bash",
+  "sh",
+  "dash",
+  "zsh",
+  "ksh",
+  "mksh",
+  "ash",
+  "hush",
+  "yash",
+  "posh",
+]);
 
-const _SHELL: _Spec = {
-  flags: "abcefhiklmnprstuvxBCEHPT",
-  values: "oO",
-  plus: true,
-  long: {
-    login: false,
-    norc: false,
-    noprofile: false,
-    posix: false,
-    restricted: false,
-    verbose: false,
-    rcfile: true,
-    "init-file": true,
-    version: false,
-    help: false,
-  },
+/** Wrappers that start an interactive shell, reading standard input, when given no command. */
+const _BARE_SHELL = new Set(["chroot", "fakeroot", "nsenter", "pkexec", "script", "unshare"]);
+
+/** Words before the command: a duration, `NAME=value` words, one operand, a priority. */
+const _BEFORE: Record<string, "duration" | "assignments" | "operand" | "priority"> = {
+  timeout: "duration",
+  env: "assignments",
+  sudo: "assignments",
+  taskset: "operand",
+  chroot: "operand",
+  flock: "operand",
+  chrt: "priority",
 };
 
-// Each wrapper's options, from its manual page (GNU coreutils, sudo, util-linux, procps).
-const _SPECS: Record<string, _Spec> = {
-  builtin: {},
-  chronic: { flags: "ev" },
-  command: { flags: "pvV", none: "vV" },
-  coproc: {},
-  doas: { flags: "ns", values: "uC", none: "C" },
-  env: {
-    flags: "i0v",
-    values: "uCS",
-    long: { "ignore-environment": false, null: false, debug: false, unset: true, chdir: true },
-    then: "assignments",
-    dash: true,
-  },
-  exec: { flags: "cl", values: "a" },
-  ionice: { flags: "t", values: "cnpPu", none: "pPu", long: { class: true, classdata: true } },
-  ltrace: { flags: "bcCfhiLrStTV", values: "aAeFlnopsuwxD", none: "p" },
-  nice: { values: "n", long: { adjustment: true } },
-  nohup: {},
-  pkexec: { long: { user: true, "disable-internal-agent": false, "keep-cwd": false } },
-  setsid: { flags: "cfw", long: { ctty: false, fork: false, wait: false } },
-  stdbuf: { values: "ioe", long: { input: true, output: true, error: true } },
-  strace: { flags: "cCdDfFhikqrtTvVwxyYzZ", values: "abeEIoOpPsSuUX", none: "p" },
-  sudo: {
-    flags: "AbEHhiKklnPSsVv",
-    values: "CDgpRrTtUu",
-    none: "eKklVv",
-    long: {
-      user: true,
-      group: true,
-      chdir: true,
-      login: false,
-      shell: false,
-      "non-interactive": false,
-      "preserve-env": false,
-      "set-home": false,
-      stdin: false,
-      prompt: true,
-    },
-    then: "assignments",
-  },
-  time: { flags: "apqv", values: "fo", long: { format: true, output: true, append: false } },
-  timeout: {
-    flags: "v",
-    values: "ks",
-    long: { "kill-after": true, signal: true, "preserve-status": false, foreground: false },
-    then: "duration",
-  },
-  xargs: {
-    flags: "0oprtx",
-    values: "adEILnPs",
-    attached: "eil",
-    long: {
-      null: false,
-      "arg-file": true,
-      delimiter: true,
-      "max-args": true,
-      "max-lines": true,
-      "max-procs": true,
-      "no-run-if-empty": false,
-      verbose: false,
-    },
-  },
-};
-
-const _SHELLS = new Set(["bash", "sh", "dash", "zsh", "ksh", "mksh", "ash"]);
-
-/** Whether a command name raises privileges: its wrapper must be allowed too. */
-export const PRIVILEGED: ReadonlySet<string> = new Set(["sudo", "doas", "su", "pkexec"]);
+/**
+ * Commands that raise privileges or leave the agent's confinement (another user, another root,
+ * other namespaces): an allow rule must allow the wrapper too.
+ */
+export const PRIVILEGED: ReadonlySet<string> = new Set([
+  "sudo",
+  "doas",
+  "su",
+  "pkexec",
+  "runuser",
+  "setpriv",
+  "sg",
+  "chroot",
+  "nsenter",
+  "unshare",
+  "systemd-run",
+]);
 
 /**
  * What a wrapper command runs, or undefined when `words[0]` is not a wrapper. Wrappers: `env`,
  * `timeout`, `nice`, `ionice`, `nohup`, `time`, `command`, `builtin`, `exec`, `xargs`, `sudo`,
- * `doas`, `su -c`, `pkexec`, `stdbuf`, `setsid`, `chronic`, `watch`, `strace`, `ltrace`,
- * `coproc`, `eval`, `trap` and `alias` (their command lines run later), `find -exec/-execdir/
- * -ok/-okdir`, and the shells `bash`, `sh`, `dash`,
- * `zsh`, `ksh`, `mksh`, `ash` (with `-c`; without it they run a script file, or read standard
- * input, which is unknowable). An option a wrapper is not known to take makes the run unknowable.
+ * `doas`, `su`, `runuser`, `sg`, `pkexec`, `setpriv`, `stdbuf`, `setsid`, `chronic`, `watch`,
+ * `strace`, `ltrace`, `coproc`, `taskset`, `flock`, `chrt`, `prlimit`, `numactl`, `unshare`,
+ * `nsenter`, `chroot`, `script`, `systemd-run`, `fakeroot`, `eatmydata`, `firejail`,
+ * `valgrind`, `busybox`, `toybox`, `parallel`, `eval`, `trap` and `alias` (their command lines
+ * run later), `find -exec/-execdir/-ok/-okdir`, `source` and `.`, and the shells (`bash`, `sh`,
+ * `dash`, `zsh`, …: with `-c` they run a command line; with a script that is data — standard
+ * input, `/dev/stdin`, `/dev/fd/N`, `<(…)` — they run data). An option a wrapper is not known
+ * to take makes the run unknowable.
  *
  * @example
  * ```ts
@@ -151,6 +109,8 @@ export const PRIVILEGED: ReadonlySet<string> = new Set(["sudo", "doas", "su", "p
  * const found = unwrapCommand(["sudo", "-u", "root", "rm", "x"].map(word));
  * const run = found?.runs[0];
  * if (!run || !("words" in run) || run.words[0].text !== "rm") throw new Error("unexpected");
+ * const stdin = unwrapCommand(["bash", "/dev/stdin"].map(word))?.runs[0];
+ * if (!stdin || !("stdin" in stdin)) throw new Error("unexpected");
  * ```
  */
 export function unwrapCommand(words: readonly ShellWord[]): Unwrapped | undefined {
@@ -159,73 +119,126 @@ export function unwrapCommand(words: readonly ShellWord[]): Unwrapped | undefine
   if (name === "eval") return { self: false, runs: [{ script: args }] };
   if (name === "trap" || name === "alias") return _later(name, args);
   if (name === "find") return _find(args);
-  if (name === "watch") return _watch(args);
-  if (name === "su") return _su(args);
+  if (name === "source" || name === ".") return _source(name, args);
   if (_SHELLS.has(name)) return _shell(name, args);
-  const spec = Object.hasOwn(_SPECS, name) ? _SPECS[name] : undefined;
+  if (name === "busybox" || name === "toybox") return busybox(args);
+  if (name === "parallel" || name === "sem") return parallel(name, args);
+  if (name === "sg") return sg(args);
+  const spec: OptionSpec | undefined = Object.hasOwn(WRAPPER_OPTIONS, name)
+    ? WRAPPER_OPTIONS[name]
+    : undefined;
   if (!spec) return undefined;
-  const parsed = _options(args, spec);
-  if (!parsed) return _unknown(name);
-  if (parsed.split !== undefined) {
+  const parsed = parseOptions(args, spec);
+  if (!parsed) return unknownOption(name);
+  if (parsed.none) return { self: true, runs: [] };
+  if (parsed.splits.length) {
     // env -S "cmd args" splits its string into words: read it as a command line.
-    return { self: false, runs: [{ script: [parsed.split, ...args.slice(parsed.index)] }] };
+    return { self: false, runs: [{ script: [...parsed.splits, ...parsed.rest] }] };
   }
-  let index = parsed.index;
+  if (parsed.scripts.length) {
+    return { self: true, runs: parsed.scripts.map((s) => ({ script: [s] })) };
+  }
+  let rest = parsed.rest;
   const assignments: string[] = [];
-  if (spec.then === "duration") index++;
-  if (spec.then === "assignments") {
-    while (index < args.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(args[index].text)) {
-      assignments.push(args[index++].text);
+  const before = _BEFORE[name];
+  if (before === "duration" || before === "operand") rest = rest.slice(1);
+  if (before === "priority" && /^-?\d+$/.test(rest[0]?.text ?? "")) rest = rest.slice(1);
+  if (before === "assignments") {
+    while (rest.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(rest[0].text)) {
+      assignments.push(rest[0].text);
+      rest = rest.slice(1);
     }
   }
-  if (parsed.none || index >= args.length) return { self: true, runs: [] };
-  return { self: false, runs: [{ words: args.slice(index), assignments }] };
-}
-
-function _unknown(name: string): Unwrapped {
-  return {
-    self: true,
-    runs: [{ opaque: `${name} has an option not known here` }],
-  };
-}
-
-interface _Parsed {
-  index: number;
-  none: boolean;
-  split?: ShellWord;
-}
-
-function _options(args: readonly ShellWord[], spec: _Spec): _Parsed | undefined {
-  let none = false;
-  let split: ShellWord | undefined;
-  let index = 0;
-  for (; index < args.length; index++) {
-    const arg = args[index].text;
-    if (arg === "--") return { index: index + 1, none, split };
-    if (arg === "-" && spec.dash) continue;
-    const option = arg.startsWith("-") || (spec.plus && arg.startsWith("+"));
-    if (!option || arg.length < 2) break;
-    if (args[index].dynamic) return undefined;
-    if (arg.startsWith("--")) {
-      const [key, value] = arg.slice(2).split(/=(.*)/s);
-      if (!spec.long || !Object.hasOwn(spec.long, key)) return undefined;
-      if (spec.long[key] && value === undefined) index++;
-      continue;
-    }
-    if (/^-\d+$/.test(arg) && spec.long && Object.hasOwn(spec.long, "adjustment")) continue;
-    for (let i = 1; i < arg.length; i++) {
-      const letter = arg[i];
-      if (spec.none?.includes(letter)) none = true;
-      if (spec.flags?.includes(letter)) continue;
-      if (spec.attached?.includes(letter)) break;
-      if (!spec.values?.includes(letter)) return undefined;
-      const attached = i + 1 < arg.length;
-      const value = attached ? { ...args[index], text: arg.slice(i + 1) } : args[++index];
-      if (letter === "S" && value) split = value;
-      break;
-    }
+  if (name === "flock" && /^(-c|--command)$/.test(rest[0]?.text ?? "")) {
+    return { self: true, runs: rest[1] ? [{ script: [rest[1]] }] : [] };
   }
-  return { index: Math.min(index, args.length), none, split };
+  if (name === "su" || name === "runuser") {
+    return _su(name, rest, parsed.given.has("u") || parsed.given.has("user"));
+  }
+  if (name === "watch" && !parsed.given.has("x") && !parsed.given.has("exec") && rest.length) {
+    // Without -x, watch gives its words to `sh -c` as one command line.
+    return { self: false, runs: [{ script: rest }] };
+  }
+  if (name === "xargs") rest = replaced(rest, _replaceString(parsed.given));
+  if (name === "script") rest = []; // its words are log files; without -c it starts a shell
+  if (!rest.length) {
+    const shell = parsed.shell || _BARE_SHELL.has(name);
+    return {
+      self: true,
+      runs: shell ? [{ stdin: `${name} starts a shell that reads stdin` }] : [],
+    };
+  }
+  return { self: false, runs: [{ words: rest, assignments }] };
+}
+
+/** What a wrapper with an option not known here runs: unknowable. */
+export function unknownOption(name: string): Unwrapped {
+  return { self: true, runs: [{ opaque: `${name} has an option not known here` }] };
+}
+
+/**
+ * The words with those holding `replace` (the string `xargs -I` or `find -exec` puts the input
+ * in) marked as only known when the line runs.
+ */
+export function replaced(words: readonly ShellWord[], replace?: string): ShellWord[] {
+  if (!replace) return [...words];
+  return words.map((word) => word.text.includes(replace) ? { ...word, dynamic: true } : word);
+}
+
+function _replaceString(given: Map<string, ShellWord | true>): string | undefined {
+  for (const key of ["I", "i", "replace"]) {
+    const value = given.get(key);
+    if (value) return value === true ? "{}" : value.text;
+  }
+  return undefined;
+}
+
+/**
+ * A script path that is data: standard input (`/dev/stdin`, `/dev/fd/0`, `/proc/self/fd/0`),
+ * another descriptor, a socket, or a path only known when the line runs (`<(…)`, `$f`).
+ */
+function _dataProgram(name: string, path: ShellWord): WrappedRun | undefined {
+  if (path.dynamic) return { opaque: `${name} runs a program given as data (${path.text})` };
+  const normal = posix.normalize(path.text);
+  if (/(^|\/)dev\/(stdin|fd\/0)$|(^|\/)proc\/[^/]+\/fd\/0$/.test(normal)) {
+    return { stdin: `${name} runs ${path.text}, its standard input` };
+  }
+  if (/(^|\/)dev\/(fd|tcp|udp)\/|(^|\/)proc\/[^/]+\/fd\/|(^|\/)dev\/tty/.test(normal)) {
+    return { opaque: `${name} runs a program given as data (${path.text})` };
+  }
+  return undefined;
+}
+
+function _shell(name: string, args: readonly ShellWord[]): Unwrapped | undefined {
+  const parsed = parseOptions(args, SHELL_OPTIONS);
+  if (!parsed) return unknownOption(name);
+  if (parsed.none) return { self: true, runs: [] };
+  const [first] = parsed.rest;
+  if (parsed.given.has("c")) {
+    const why = `${name} -c is given its command line only when the line runs`;
+    return { self: false, runs: [first ? { script: [first] } : { opaque: why }] };
+  }
+  if (!first || parsed.given.has("s")) {
+    return { self: true, runs: [{ stdin: `${name} reads its commands from standard input` }] };
+  }
+  const data = _dataProgram(name, first);
+  return data ? { self: true, runs: [data] } : undefined; // `bash x.sh`: a command like any other
+}
+
+function _source(name: string, args: readonly ShellWord[]): Unwrapped | undefined {
+  const path = args[0]?.text === "--" ? args[1] : args[0];
+  const data = path && _dataProgram(name, path);
+  return data ? { self: true, runs: [data] } : undefined;
+}
+
+/** `su` and `runuser`: `-c` runs a command line; `runuser -u` runs its words; else a shell. */
+function _su(name: string, rest: readonly ShellWord[], user: boolean): Unwrapped {
+  if (user && rest.length) return { self: false, runs: [{ words: [...rest], assignments: [] }] };
+  // `su user args…` gives the args to the user's shell.
+  const shell = rest.length > 1 ? _shell("sh", rest.slice(1)) : undefined;
+  if (shell) return { self: true, runs: shell.runs };
+  if (rest.length > 1) return { self: true, runs: [] }; // a script file, run by the shell
+  return { self: true, runs: [{ stdin: `${name} starts a shell that reads stdin` }] };
 }
 
 /** `trap 'cmd' EXIT` and `alias x='cmd'` keep command lines that run later. */
@@ -244,6 +257,7 @@ function _later(name: string, args: readonly ShellWord[]): Unwrapped {
   return { self: true, runs };
 }
 
+/** `find -exec cmd {} ;`: the file names it puts for `{}` are data. */
 function _find(args: readonly ShellWord[]): Unwrapped {
   const runs: WrappedRun[] = [];
   for (let i = 0; i < args.length; i++) {
@@ -251,54 +265,8 @@ function _find(args: readonly ShellWord[]): Unwrapped {
     const start = i + 1;
     let end = start;
     while (end < args.length && args[end].text !== ";" && args[end].text !== "+") end++;
-    if (end > start) runs.push({ words: args.slice(start, end), assignments: [] });
+    if (end > start) runs.push({ words: replaced(args.slice(start, end), "{}"), assignments: [] });
     i = end;
   }
   return { self: true, runs };
-}
-
-function _watch(args: readonly ShellWord[]): Unwrapped {
-  const parsed = _options(args, {
-    flags: "bcCdegprtwx",
-    values: "nq",
-    long: { interval: true, exec: false, differences: false, "no-title": false },
-  });
-  if (!parsed) return _unknown("watch");
-  const rest = args.slice(parsed.index);
-  if (!rest.length) return { self: true, runs: [] };
-  const exec = args.slice(0, parsed.index).some((arg) => /^(-[^-]*x|--exec$)/.test(arg.text));
-  // Without -x, watch gives its words to `sh -c` as one command line.
-  return { self: false, runs: [exec ? { words: rest, assignments: [] } : { script: rest }] };
-}
-
-function _su(args: readonly ShellWord[]): Unwrapped {
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i].text;
-    if (arg === "-c" || arg === "--command") return { self: true, runs: _scriptAt(args, i + 1) };
-    if (arg.startsWith("--command=")) {
-      return { self: true, runs: [{ script: [{ ...args[i], text: arg.slice(10) }] }] };
-    }
-  }
-  return { self: true, runs: [{ opaque: "su without -c reads its commands from standard input" }] };
-}
-
-function _shell(name: string, args: readonly ShellWord[]): Unwrapped | undefined {
-  const parsed = _options(args, _SHELL);
-  if (!parsed) return _unknown(name);
-  const options = args.slice(0, parsed.index).map((arg) => arg.text);
-  if (options.includes("--version") || options.includes("--help")) return { self: true, runs: [] };
-  if (options.some((option) => /^-[^-]*c/.test(option))) {
-    return { self: false, runs: _scriptAt(args, parsed.index) };
-  }
-  if (parsed.index < args.length && !options.some((option) => /^-[^-]*s/.test(option))) {
-    return undefined; // `bash script.sh`: a command like any other.
-  }
-  return {
-    self: true,
-    runs: [{ opaque: `${name} reads its commands from standard input` }],
-  };
-}
-
-function _scriptAt(args: readonly ShellWord[], index: number): WrappedRun[] {
-  return index < args.length ? [{ script: [args[index]] }] : [];
 }
