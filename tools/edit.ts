@@ -1,6 +1,7 @@
 /**
  * The `edit` tool: exact replacement of a unique string in a file, keeping the file's line
- * endings and byte-order mark.
+ * endings and byte-order mark. The file is opened once, checked as opened (inside the workspace,
+ * allowed by the rules), then read and rewritten through that one handle (see `open_file.ts`).
  *
  * @module
  */
@@ -8,7 +9,7 @@
 import { z } from "zod";
 import { defineTool, type Tool } from "../lib/tool.ts";
 import { denoFs, type ToolFs } from "./fs.ts";
-import { resolveInRoots } from "./paths.ts";
+import { openChecked } from "./paths.ts";
 import type { WriteToolOptions } from "./write.ts";
 
 /** The input of the `edit` tool. */
@@ -63,10 +64,15 @@ export function createEditTool(options: WriteToolOptions = {}): Tool<EditInput> 
       if (old_string === new_string) {
         throw new Error("old_string and new_string are the same; nothing to change");
       }
-      const real = await resolveInRoots(fs, options.roots ?? [ctx.cwd], ctx.cwd, path);
+      using file = await openChecked(fs, ctx.cwd, path, {
+        roots: options.roots ?? [ctx.cwd],
+        access: "update",
+        checkPath: ctx.checkPath,
+      });
+      if (!file.info.isFile) throw new Error(`"${path}" is not a regular file; give a file path`);
       let text: string;
       try {
-        text = decoder.decode(await fs.readFile(real));
+        text = decoder.decode(await file.read());
       } catch (error) {
         if (error instanceof TypeError) {
           throw new Error(`${path} is not UTF-8 text; edit only changes text files`);
@@ -94,7 +100,7 @@ export function createEditTool(options: WriteToolOptions = {}): Tool<EditInput> 
       const updated = replace_all
         ? text.replaceAll(find, () => replacement)
         : text.replace(find, () => replacement);
-      await fs.writeFile(real, encoder.encode(updated));
+      await file.write(encoder.encode(updated));
       const line = text.slice(0, first).split("\n").length;
       const summary = `Edited ${path}: replaced ${
         count === 1 ? "1 occurrence" : `${count} occurrences`
@@ -102,7 +108,7 @@ export function createEditTool(options: WriteToolOptions = {}): Tool<EditInput> 
       return {
         output: `${summary} (first at line ${line}).\n${_snippet(updated, line, replacement)}`,
         display: summary,
-        metadata: { path: real, replacements: count, line },
+        metadata: { path: file.path, replacements: count, line },
       };
     },
   });

@@ -1,8 +1,13 @@
 /**
- * The file system the built-in tools use: Deno's by default, swappable in tests.
+ * The file system the built-in tools use: Deno's by default, swappable in tests. The tools that
+ * read or change one file open it once through {@link openFile}, which checks the file it opened
+ * (see `open_file.ts` for how Deno's is opened without a race).
  *
  * @module
  */
+
+import { dirname } from "node:path";
+import { openFileOnce } from "./open_file.ts";
 
 /** What the tools need to know about a file. */
 export interface ToolFileInfo {
@@ -30,6 +35,36 @@ export interface ToolDirEntry {
   isSymlink: boolean;
 }
 
+/** How {@link ToolFs.open} opens a file. */
+export interface ToolOpenOptions {
+  /**
+   * What the caller does with it: `read` it (the default), `write` it whole, or `update` it
+   * (read, then write).
+   */
+  access?: "read" | "write" | "update";
+  /** Creates the file, and its missing parent directories, when it does not exist. */
+  create?: boolean;
+  /**
+   * Checks the real path of the file about to be opened or created, as the file system names it
+   * at that moment, before anything is created or changed; throws to refuse.
+   */
+  check?: (path: string) => void;
+}
+
+/** A file opened once: every read and write goes to the file that was checked. */
+export interface ToolFile extends Disposable {
+  /** Its real path when it was opened. */
+  readonly path: string;
+  /** Whether opening it created it. */
+  readonly created: boolean;
+  /** What it was when it was opened. */
+  readonly info: ToolFileInfo;
+  /** Its whole content. */
+  read(): Promise<Uint8Array>;
+  /** Replaces its whole content. */
+  write(data: Uint8Array): Promise<void>;
+}
+
 /** The file operations of the built-in tools. Paths are absolute. */
 export interface ToolFs {
   /** Reads a whole file. */
@@ -46,6 +81,13 @@ export interface ToolFs {
   readDir(path: string): AsyncIterable<ToolDirEntry>;
   /** Creates a directory (and its parents with `recursive`). */
   mkdir(path: string, options?: { recursive?: boolean }): Promise<void>;
+  /**
+   * Opens the file at `path` (absolute, its directories' symlinks resolved) once, calling
+   * `options.check` with what it is about to open, and refusing a final symlink. Optional: a file
+   * system without it (one in memory, where nothing changes behind the tool's back) is opened
+   * through the other methods; see {@link openFile}.
+   */
+  open?(path: string, options?: ToolOpenOptions): Promise<ToolFile>;
 }
 
 /** Files up to this size are read without leaving the calling thread. */
@@ -77,7 +119,54 @@ export const denoFs: ToolFs = {
   realPath: (path) => _now(() => Deno.realPathSync(path)),
   readDir: (path) => Deno.readDir(path),
   mkdir: (path, options) => Deno.mkdir(path, options),
+  open: (path, options) => _now(() => openFileOnce(path, options)),
 };
+
+/**
+ * Opens a file of `fs` once (see {@link ToolFs.open}); a file system without `open` is opened
+ * through its other methods: `check` sees the path, reads and writes go to it by name.
+ *
+ * @example
+ * ```ts
+ * import { memoryFs } from "../testing.ts";
+ * import { openFile } from "./fs.ts";
+ * const fs = memoryFs();
+ * fs.put("/w/a.txt", "hi");
+ * using file = await openFile(fs, "/w/a.txt", { access: "update" });
+ * await file.write(new TextEncoder().encode(new TextDecoder().decode(await file.read()) + "!"));
+ * if (fs.text("/w/a.txt") !== "hi!") throw new Error("unexpected");
+ * ```
+ */
+export async function openFile(
+  fs: ToolFs,
+  path: string,
+  options: ToolOpenOptions = {},
+): Promise<ToolFile> {
+  if (fs.open) return await fs.open(path, options);
+  let info: ToolFileInfo | undefined;
+  try {
+    info = await fs.stat(path);
+  } catch (error) {
+    if (!isNotFound(error) || !options.create) throw error;
+  }
+  options.check?.(path);
+  if (info?.isDirectory && options.access && options.access !== "read") {
+    throw Object.assign(new Error(`${path} is a directory`), { code: "EISDIR" });
+  }
+  const created = info === undefined;
+  if (created) {
+    await fs.mkdir(dirname(path), { recursive: true });
+    await fs.writeFile(path, new Uint8Array());
+  }
+  return {
+    path,
+    created,
+    info: info ?? { isFile: true, isDirectory: false, isSymlink: false, size: 0, mtime: null },
+    read: () => fs.readFile(path),
+    write: (data) => fs.writeFile(path, data),
+    [Symbol.dispose]() {},
+  };
+}
 
 /** A synchronous call's outcome as a promise: its value, or its error as a rejection. */
 function _now<T>(work: () => T): Promise<T> {

@@ -1,6 +1,8 @@
 /**
  * The `read` tool: a text file with line numbers, a window of lines, and clear refusals for
- * directories, binary files and files too large to read whole.
+ * directories, binary files and files too large to read whole. The file is opened once and
+ * checked as opened (allowed by the rules, granted by Deno), then read through that handle (see
+ * `open_file.ts`).
  *
  * @module
  */
@@ -9,7 +11,7 @@ import { z } from "zod";
 import { defineTool, type Tool } from "../lib/tool.ts";
 import { counted } from "./counted.ts";
 import { denoFs, type ToolFs } from "./fs.ts";
-import { realPathOf } from "./paths.ts";
+import { openChecked } from "./paths.ts";
 
 /** Options of {@link createReadTool}. */
 export interface ReadToolOptions {
@@ -73,16 +75,21 @@ export function createReadTool(options: ReadToolOptions = {}): Tool<ReadInput> {
     }),
     capabilities: ["read"],
     async execute({ path, offset = 1, limit = defaultLimit }, ctx) {
-      const real = await realPathOf(fs, ctx.cwd, path);
-      const info = await fs.stat(real);
+      using file = await openChecked(fs, ctx.cwd, path, { checkPath: ctx.checkPath });
+      const info = file.info;
       if (info.isDirectory) throw new Error(`${path} is a directory; use ls to list it`);
+      if (!info.isFile) {
+        throw new Error(
+          `${path} is not a regular file (a FIFO, a socket or a device); read only shows files`,
+        );
+      }
       if (info.size > maxBytes) {
         throw new Error(
           `${path} is ${_size(info.size)}, more than the ${_size(maxBytes)} read allows; search ` +
             `it with grep instead`,
         );
       }
-      const bytes = await fs.readFile(real);
+      const bytes = await file.read();
       const text = _text(bytes, path);
       if (text === "") return `(${path} is empty)`;
       const lines = text.split(/\r?\n/);
@@ -113,7 +120,7 @@ export function createReadTool(options: ReadToolOptions = {}): Tool<ReadInput> {
         display: end - offset + 1 === lines.length
           ? `${path} (${counted(lines.length, "line")})`
           : `${path} (${end - offset + 1} of ${counted(lines.length, "line")})`,
-        metadata: { path: real, lines: lines.length, from: offset, to: end },
+        metadata: { path: file.path, lines: lines.length, from: offset, to: end },
       };
     },
   });

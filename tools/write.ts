@@ -1,16 +1,16 @@
 /**
  * The `write` tool: creates or replaces a file inside the workspace, with its parent
- * directories.
+ * directories. The file is opened once, checked as opened (inside the workspace, allowed by the
+ * rules), and only then truncated and written (see `open_file.ts`).
  *
  * @module
  */
 
-import { dirname } from "node:path";
 import { z } from "zod";
 import { defineTool, type Tool } from "../lib/tool.ts";
 import { counted } from "./counted.ts";
-import { denoFs, isNotFound, type ToolFs } from "./fs.ts";
-import { resolveInRoots } from "./paths.ts";
+import { denoFs, type ToolFs } from "./fs.ts";
+import { openChecked } from "./paths.ts";
 
 /** Options of the tools that change files. */
 export interface WriteToolOptions {
@@ -60,36 +60,26 @@ export function createWriteTool(options: WriteToolOptions = {}): Tool<WriteInput
     }),
     capabilities: ["write"],
     async execute({ path, content }, ctx) {
-      const real = await resolveInRoots(fs, options.roots ?? [ctx.cwd], ctx.cwd, path);
-      const existed = await _exists(fs, real);
-      if (existed === "directory") throw new Error(`${path} is a directory; give a file path`);
-      // Only a missing parent is created, so that Deno is asked about the file itself.
-      if (!existed && !(await _exists(fs, dirname(real)))) {
-        await fs.mkdir(dirname(real), { recursive: true });
-      }
+      using file = await openChecked(fs, ctx.cwd, path, {
+        roots: options.roots ?? [ctx.cwd],
+        access: "write",
+        create: true,
+        checkPath: ctx.checkPath,
+      });
+      if (!file.info.isFile) throw new Error(`"${path}" is not a regular file; give a file path`);
       const bytes = encoder.encode(content);
-      await fs.writeFile(real, bytes);
+      await file.write(bytes);
       const lines = content === ""
         ? 0
         : content.split("\n").length - (content.endsWith("\n") ? 1 : 0);
-      const summary = `${existed ? "Replaced" : "Created"} ${path} (${counted(lines, "line")}, ${
-        counted(bytes.length, "byte")
-      })`;
+      const summary = `${file.created ? "Created" : "Replaced"} ${path} (${
+        counted(lines, "line")
+      }, ${counted(bytes.length, "byte")})`;
       return {
         output: summary,
         display: summary,
-        metadata: { path: real, created: !existed, bytes: bytes.length },
+        metadata: { path: file.path, created: file.created, bytes: bytes.length },
       };
     },
   });
-}
-
-/** What is at `path`: a directory, something else, or nothing. */
-async function _exists(fs: ToolFs, path: string): Promise<"directory" | boolean> {
-  try {
-    return (await fs.stat(path)).isDirectory ? "directory" : true;
-  } catch (error) {
-    if (isNotFound(error)) return false;
-    throw error;
-  }
 }
