@@ -71,7 +71,8 @@ export function conversation(options: ConversationOptions): Conversation {
   let messages: Message[] = [...(options.resumed?.messages ?? [])];
   let compaction = options.resumed?.compaction;
   const id = options.resumed?.header.id ?? options.id ?? crypto.randomUUID();
-  let writer: SessionWriter | undefined;
+  // A session resumed with `resumeSession` comes with its writer, closed with the conversation.
+  let writer: SessionWriter | undefined = (options.resumed as Partial<ResumedSession>)?.writer;
   let model = options.model;
   const usage = emptyUsage();
   let costUsd: number | undefined;
@@ -80,9 +81,8 @@ export function conversation(options: ConversationOptions): Conversation {
   const open = async (): Promise<SessionWriter | undefined> => {
     if (!options.store) return undefined;
     if (!writer) {
-      // A session resumed with `resumeSession` comes with its writer.
       writer = options.resumed
-        ? (options.resumed as Partial<ResumedSession>).writer ?? await options.store.open(id)
+        ? await options.store.open(id)
         : await options.store.create({ id, cwd: options.cwd, model });
     }
     return writer;

@@ -20,7 +20,13 @@ import { compactConversation } from "../compaction.ts";
 import { costOf } from "../cost.ts";
 import type { Message } from "../messages.ts";
 import type { Model } from "../model.ts";
-import { type LoadedSession, SessionError, type SessionStore } from "../session/mod.ts";
+import {
+  forkNotice,
+  type LoadedSession,
+  resumeSession,
+  SessionError,
+  type SessionStore,
+} from "../session/mod.ts";
 import type { Tool } from "../tool.ts";
 import type { Hooks, PermissionRequest } from "../hooks.ts";
 import {
@@ -369,15 +375,18 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
       });
       await endLoop();
       await talk.close();
+      // Held from now on; a session another process writes goes on in a copy of its history.
+      const held = await resumeSession(options.store, loaded.header.id, { fork: true });
       talk = conversation({
         store: options.store,
         cwd: options.cwd,
         model: modelSpec,
-        resumed: loaded,
+        resumed: held,
       });
-      for (const warning of loaded.warnings) write(paint("33", `${terminalText(warning)}\n`));
-      write(`Resumed ${loaded.header.id.slice(0, 8)}: ${_messages(loaded.messages.length)}.\n`);
-      write(recapOf(loaded.messages));
+      for (const warning of held.warnings) write(paint("33", `${terminalText(warning)}\n`));
+      if (held.forkedFrom) write(paint("33", `${terminalText(forkNotice(held))}\n`));
+      write(`Resumed ${held.header.id.slice(0, 8)}: ${_messages(held.messages.length)}.\n`);
+      write(recapOf(held.messages));
     },
     compact: async (focus: string) => {
       if (talk.messages.length === 0) {
