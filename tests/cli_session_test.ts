@@ -386,3 +386,87 @@ Deno.test("cli sessions: a line of the wrong shape is reported and skipped; the 
     await Deno.remove(where.data, { recursive: true });
   }
 });
+
+Deno.test("cli sessions: a run loop agent serve is writing is not appended to by the CLI: -r goes on in a copy", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_serve_session_" }));
+  const where = { cwd: join(root, "work"), data: join(root, "data") };
+  await Deno.mkdir(where.cwd);
+  await Deno.mkdir(where.data, { mode: 0o700 });
+  await using server = startMockOpenAIServer({
+    replies: (body) => ({ text: `${lastUserText(body)} answered` }),
+  });
+  const token = "serve-session-test-token";
+  const service = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MOD, "serve", "--port", "0", "-m", "openai/test", "--no-memory"],
+    cwd: where.cwd,
+    clearEnv: true,
+    env: {
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      HOME: Deno.env.get("HOME")!,
+      DENO_DIR: Deno.env.get("DENO_DIR")!,
+      OPENAI_API_KEY: KEY,
+      OPENAI_BASE_URL: server.url,
+      AGENT_DATA_DIR: where.data,
+      AGENT_SERVE_TOKEN: token,
+      NO_COLOR: "1",
+    },
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const stderr = service.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    let said = "";
+    let url: string | undefined;
+    while (!url) {
+      const { value, done } = await stderr.read();
+      assert.ok(!done, `agent serve did not listen:\n${said}`);
+      said += value;
+      url = /serving \S+ on (http:\/\/\S+)/.exec(said)?.[1];
+    }
+    const post = async (path: string, body: unknown) => {
+      const response = await fetch(`${url}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      assert.equal(response.status, 200, await response.clone().text());
+      return await response.json();
+    };
+    const first = await post("/v1/runs", { message: "from the service" });
+    const loopId = first.run.runLoopId as string;
+    const [original] = await sessionFiles(where.data);
+    assert.ok(original.endsWith(`${loopId}.jsonl`), original);
+
+    // The run loop is still active: the service holds its session.
+    const cli = await run(server, where, ["-r", loopId.slice(0, 8), "from the CLI"]);
+    assert.equal(cli.code, 0, cli.stderr);
+    assert.match(
+      cli.stderr,
+      new RegExp(
+        `agent: session ${loopId.slice(0, 8)} is being written by another process \\(pid ` +
+          `${service.pid}, since [^)]+\\): this run goes on in a new session`,
+      ),
+    );
+    await post(`/v1/run-loops/${loopId}/messages`, { message: "from the service again" });
+
+    assert.deepEqual(summary(await entryLines(original)), [
+      "user:from the service",
+      "assistant:from the service answered",
+      "user:from the service again",
+      "assistant:from the service again answered",
+    ]);
+    const fork = (await sessionFiles(where.data)).find((file) => file !== original)!;
+    assert.deepEqual(summary(await entryLines(fork)), [
+      "user:from the service",
+      "assistant:from the service answered",
+      "user:from the CLI",
+      "assistant:from the CLI answered",
+    ]);
+  } finally {
+    service.kill("SIGINT");
+    await service.status;
+    await stderr.cancel();
+    await Deno.remove(root, { recursive: true });
+  }
+});

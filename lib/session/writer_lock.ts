@@ -48,7 +48,14 @@ export interface WriterLock {
  */
 export function lockSessionFile(file: Deno.FsFile, path: string, id: string): WriterLock {
   const note = holderNotePath(path);
-  if (!file.tryLockSync(true)) throw sessionBusy(id, readHolderNote(note));
+  let locked: boolean;
+  try {
+    locked = file.tryLockSync(true);
+  } catch {
+    // A file system without locks (some network ones): writing goes on as it did without them.
+    return { release() {} };
+  }
+  if (!locked) throw sessionBusy(id, readHolderNote(note));
   const holder: SessionHolder = { pid: Deno.pid, since: new Date().toISOString() };
   try {
     Deno.writeTextFileSync(note, JSON.stringify(holder) + "\n", { mode: 0o600 });
