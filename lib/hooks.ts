@@ -8,7 +8,7 @@
 import type { AgentEvent } from "./events.ts";
 import type { AssistantMessage, Message, ToolCallPart } from "./messages.ts";
 import type { FinishReason, Model, ModelEvent, ModelRequest } from "./model.ts";
-import type { Tool } from "./tool.ts";
+import type { Tool, ToolChecks } from "./tool.ts";
 import type { ToolRunResult } from "./tool_runner.ts";
 import type { Usage } from "./usage.ts";
 
@@ -30,9 +30,14 @@ export type PermissionDecision =
   | { behavior: "deny"; reason: string };
 
 /** Decides whether a tool call may run. */
-export type PermissionCallback = (
-  request: PermissionRequest,
-) => PermissionDecision | Promise<PermissionDecision>;
+export interface PermissionCallback {
+  (request: PermissionRequest): PermissionDecision | Promise<PermissionDecision>;
+  /**
+   * The checks, by the same rules, of what an allowed call's tool actually touches (the real
+   * paths it opens or walks, the hops of a redirect), given to the tool in its context.
+   */
+  checks?: (request: PermissionRequest) => ToolChecks | Promise<ToolChecks>;
+}
 
 /**
  * What `beforeToolCall` may do: block the call (the reason goes to the model), or change its

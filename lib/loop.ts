@@ -208,6 +208,7 @@ async function* _run(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunRe
           timeoutMs: options.toolTimeoutMs,
           maxOutputChars: options.maxToolOutputChars,
           before,
+          checks: options.permission?.checks,
         },
       });
       const results = tools.results;

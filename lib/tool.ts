@@ -32,7 +32,16 @@ export interface ToolContext {
    * Absent, every path the runtime grants is allowed.
    */
   checkPath?: (path: string, access: "read" | "write") => string | undefined;
+  /**
+   * Checks a URL a tool is about to reach on its own (the next hop of a redirect) against the
+   * permission rules: a refusal message when they deny or ask about it, undefined when they let
+   * it through. Absent, every URL the runtime grants is allowed.
+   */
+  checkUrl?: (url: string) => string | undefined;
 }
+
+/** The permission rules' checks a tool gets in its context. */
+export type ToolChecks = Pick<ToolContext, "checkPath" | "checkUrl">;
 
 /** A tool's full answer. */
 export interface ToolOutput {

@@ -8,7 +8,8 @@
 
 import { describeError } from "./errors.ts";
 import type { ToolCallPart } from "./messages.ts";
-import type { Tool, ToolReturn } from "./tool.ts";
+import type { PermissionCallback } from "./hooks.ts";
+import type { Tool, ToolChecks, ToolReturn } from "./tool.ts";
 
 /** How tool calls run. */
 export interface ToolRunOptions {
@@ -27,6 +28,11 @@ export interface ToolRunOptions {
    * (the reason goes to the model) or change its input. Permission checks and hooks live here.
    */
   before?(call: ToolCallPart, tool: Tool): Promise<ToolCallVerdict>;
+  /**
+   * The permission rules' checks of what a call that runs actually touches (real paths,
+   * redirect hops), put in its tool's context: the permission callback's `checks`.
+   */
+  checks?: PermissionCallback["checks"];
 }
 
 /** What {@link ToolRunOptions.before} decides: nothing, a refusal, or another input. */
@@ -151,6 +157,15 @@ export async function runToolCall(
     input = checked.data;
   }
   if (options.signal.aborted) return done("Error: not run, the run was cancelled.", true);
+  let checks: ToolChecks = {};
+  if (options.checks) {
+    try {
+      const request = { call: { ...call, input }, tool, cwd: options.cwd, signal: options.signal };
+      checks = await options.checks(request);
+    } catch (error) {
+      return done(`Error: the call was not run: ${describeError(error).message}`, true);
+    }
+  }
 
   const timeoutMs = tool.timeoutMs ?? options.timeoutMs ?? TOOL_DEFAULTS.timeoutMs;
   const timeout = new AbortController();
@@ -161,7 +176,9 @@ export async function runToolCall(
   signal.addEventListener("abort", onAbort, { once: true });
   try {
     const value = await Promise.race([
-      Promise.resolve(tool.execute(input, { signal, cwd: options.cwd, toolCallId: call.id })),
+      Promise.resolve(
+        tool.execute(input, { signal, cwd: options.cwd, toolCallId: call.id, ...checks }),
+      ),
       stopped.promise,
     ]);
     return done(value);

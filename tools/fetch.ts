@@ -23,6 +23,8 @@ export interface FetchToolOptions {
   maxOutputChars?: number;
   /** The User-Agent header sent. */
   userAgent?: string;
+  /** The most redirects followed (default 10); each hop is checked by the permission rules. */
+  maxRedirects?: number;
 }
 
 /** The input of the `fetch` tool. */
@@ -40,8 +42,9 @@ const _TEXT_TYPES =
   /^application\/(javascript|ecmascript|x-javascript|xml|yaml|x-yaml|toml|x-sh|sql|graphql|x-ndjson|csv)$/;
 
 /**
- * Creates the `fetch` tool. It GETs an http(s) URL following redirects, with a timeout and a cap
- * on the bytes read, and answers with the final URL, the status and the content: HTML converted
+ * Creates the `fetch` tool. It GETs an http(s) URL following redirects (each hop checked by the
+ * permission rules through the context's `checkUrl` before it is requested; a refused hop ends
+ * the call with the refusal), with a timeout and a cap on the bytes read, and answers with the final URL, the status and the content: HTML converted
  * to markdown (with the page title, without scripts, styles and navigation), JSON
  * pretty-printed, text as is. A non-2xx status gives an error result with a snippet of the body.
  *
@@ -98,6 +101,8 @@ export function createFetchTool(options: FetchToolOptions = {}): Tool<FetchInput
           maxBytes,
           maxOutputChars,
           userAgent: options.userAgent ?? _USER_AGENT,
+          maxRedirects: options.maxRedirects ?? 10,
+          checkUrl: ctx.checkUrl,
         });
       } catch (error) {
         if (ctx.signal.aborted) throw error;
@@ -119,6 +124,8 @@ interface _GetOptions {
   maxBytes: number;
   maxOutputChars: number;
   userAgent: string;
+  maxRedirects: number;
+  checkUrl?: (url: string) => string | undefined;
 }
 
 async function _get(
@@ -127,22 +134,7 @@ async function _get(
   fetchFn: typeof fetch,
   options: _GetOptions,
 ): Promise<ToolOutput> {
-  let response: Response;
-  try {
-    response = await fetchFn(url.href, {
-      redirect: "follow",
-      signal,
-      headers: {
-        "user-agent": options.userAgent,
-        "accept": "text/html,application/xhtml+xml,application/json;q=0.9,text/*;q=0.8,*/*;q=0.5",
-      },
-    });
-  } catch (error) {
-    if (signal.aborted) throw error;
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new Error(`Could not get ${url.href}: ${reason}. Check the URL and try again.`);
-  }
-  const finalUrl = response.url || url.href;
+  const { response, finalUrl } = await _follow(url, signal, fetchFn, options);
   const header = response.headers.get("content-type") ?? "";
   const type = header.split(";")[0].trim().toLowerCase();
   const status = `${response.status}${response.statusText ? ` ${response.statusText}` : ""}`;
@@ -198,6 +190,62 @@ async function _get(
       (truncated ? " (cut)" : ""),
     metadata,
   };
+}
+
+/** The statuses whose `Location` is followed. */
+const _REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * GETs `url`, following redirects one hop at a time: each hop must be http(s) and pass the
+ * permission rules' `checkUrl` before it is requested; at most `maxRedirects` of them. Gives
+ * the last response and the URL it answered.
+ */
+async function _follow(
+  url: URL,
+  signal: AbortSignal,
+  fetchFn: typeof fetch,
+  options: _GetOptions,
+): Promise<{ response: Response; finalUrl: string }> {
+  let current = url;
+  for (let hops = 0;; hops++) {
+    let response: Response;
+    try {
+      response = await fetchFn(current.href, {
+        redirect: "manual",
+        signal,
+        headers: {
+          "user-agent": options.userAgent,
+          "accept": "text/html,application/xhtml+xml,application/json;q=0.9,text/*;q=0.8,*/*;q=0.5",
+        },
+      });
+    } catch (error) {
+      if (signal.aborted) throw error;
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new Error(`Could not get ${current.href}: ${reason}. Check the URL and try again.`);
+    }
+    const location = _REDIRECTS.has(response.status) ? response.headers.get("location") : null;
+    if (location === null) return { response, finalUrl: current.href };
+    await response.body?.cancel().catch(() => {});
+    const from = `${current.href} redirected`;
+    if (hops >= options.maxRedirects) {
+      throw new Error(
+        `${url.href} redirected more than ${options.maxRedirects} times (the last hop was to ` +
+          `${location}); not followed further. Fetch the final URL directly if you know it.`,
+      );
+    }
+    let next: URL;
+    try {
+      next = new URL(location, current);
+    } catch {
+      throw new Error(`${from} to "${location}", which is not a valid URL; not followed.`);
+    }
+    if (next.protocol !== "http:" && next.protocol !== "https:") {
+      throw new Error(`${from} to ${next.href}, which is not http or https; not followed.`);
+    }
+    const refusal = options.checkUrl?.(next.href);
+    if (refusal) throw new Error(`${from} to ${next.href}, which was not followed: ${refusal}`);
+    current = next;
+  }
 }
 
 function _parseUrl(text: string): URL {

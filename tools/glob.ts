@@ -11,6 +11,7 @@ import { defineTool, type Tool } from "../lib/tool.ts";
 import { denoFs, isNotFound, type ToolFs } from "./fs.ts";
 import { loadPicomatch } from "./glob_match.ts";
 import { realPathOf } from "./paths.ts";
+import { counted } from "./counted.ts";
 import { displayPrefix, joinDisplay, walk } from "./walk.ts";
 
 /** What the model passes to the `glob` tool. */
@@ -43,8 +44,9 @@ const _DESCRIPTION = 'Find files by name with a glob pattern, e.g. "**/*.ts" or 
   '"src/**/*.{ts,tsx}". Use it to discover files before reading them. A pattern matches ' +
   'paths relative to `path`: "*.ts" finds only the top-level .ts files, "**/*.ts" those at ' +
   'any depth. Hidden files and directories (names starting with ".") match only when the ' +
-  'pattern names the dot (".env", "**/.github/**"). Files that .gitignore excludes and .git ' +
-  "are skipped. Returns file paths (not directories) relative to the working directory, " +
+  'pattern names the dot (".env", "**/.github/**"). Files that .gitignore excludes, .git ' +
+  "and files the permission rules refuse to read are skipped. Returns file paths (not " +
+  "directories) relative to the working directory, " +
   "sorted by path, at most 1,000 with a note of how many more matched.";
 
 /**
@@ -109,31 +111,44 @@ export function createGlobTool(options: GlobToolOptions = {}): Tool<GlobInput> {
       const matcher = picomatch(pattern, { dot: false });
       const paths: string[] = [];
       let total = 0;
+      let refused = 0;
       if (exists) {
-        for await (const entry of walk(root, { fs, signal: ctx.signal, start })) {
+        const walked = walk(root, {
+          fs,
+          signal: ctx.signal,
+          start,
+          checkPath: ctx.checkPath,
+          onRefused: () => refused++,
+        });
+        for await (const entry of walked) {
           if (!matcher(entry.path)) continue;
           if (++total <= limit) paths.push(joinDisplay(prefix, entry.path));
         }
       }
+      const note = refused
+        ? `(${counted(refused, "path")} left out: the permission rules refuse reading ` +
+          `${refused === 1 ? "it" : "them"})`
+        : "";
       if (!total) {
         const where = prefix ? `"${prefix}"` : "the working directory";
         const hint = pattern.includes("/")
           ? ""
           : ` (to search all directories, use "**/${pattern}")`;
         return {
-          output: `No files match "${input.pattern}" in ${where}${hint}.`,
+          output: `No files match "${input.pattern}" in ${where}${hint}.${note && `\n${note}`}`,
           display: "no files",
-          metadata: { files: 0 },
+          metadata: refused ? { files: 0, refused } : { files: 0 },
         };
       }
       if (total > limit) {
         const more = total - limit;
         paths.push(`… ${more} more file${more === 1 ? "" : "s"}; narrow the pattern or the path`);
       }
+      if (note) paths.push(note);
       return {
         output: paths.join("\n"),
         display: `${total} file${total === 1 ? "" : "s"}`,
-        metadata: { files: total },
+        metadata: refused ? { files: total, refused } : { files: total },
       };
     },
   });

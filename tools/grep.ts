@@ -75,8 +75,9 @@ const _parameters: z.ZodType<GrepInput> = z.object({
 const _DESCRIPTION =
   "Search file contents with a regular expression, across a directory tree or in one file. " +
   "Use it to find where something is defined, used or mentioned; prefer it to running grep or " +
-  "rg in a shell. Files that .gitignore excludes, .git, binary files and files over 20 MB are " +
-  "skipped. Results are sorted by path, with paths relative to the working directory. " +
+  "rg in a shell. Files that .gitignore excludes, .git, binary files, files over 20 MB and " +
+  "files the permission rules refuse to read are skipped. Results are sorted by path, with " +
+  "paths relative to the working directory. " +
   "In content mode each matching line prints as path:line:text (context lines as " +
   "path-line-text, separate groups divided by --); lines longer than 500 characters are cut " +
   'around the match. Narrow a search with `glob` (e.g. "*.ts") or `path`; use ' +
@@ -155,13 +156,23 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool<GrepInput> {
         }
       };
 
-      if (info.isFile) consume(await _searchFile(search, target, prefix));
-      else {
+      let refused = 0;
+      if (info.isFile) {
+        const refusal = ctx.checkPath?.(target, "read");
+        if (refusal) throw new Error(refusal);
+        consume(await _searchFile(search, target, prefix));
+      } else {
         const matcher = input.glob === undefined ? undefined : await _globMatcher(input.glob);
         // Files are searched a few at a time; results are taken in walk order, i.e. by path.
         const queue: Promise<_Result>[] = [];
         let turn = performance.now();
-        for await (const entry of walk(target, { fs, signal: ctx.signal })) {
+        const walked = walk(target, {
+          fs,
+          signal: ctx.signal,
+          checkPath: ctx.checkPath,
+          onRefused: () => refused++,
+        });
+        for await (const entry of walked) {
           if (matcher && !matcher(entry.path)) continue;
           queue.push(_searchFile(search, entry.absolute, joinDisplay(prefix, entry.path)));
           if (queue.length >= concurrency) consume(await queue.shift()!);
@@ -184,6 +195,12 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool<GrepInput> {
         out.push(`(${counted(large.length, "file")} over ${maxMb} not searched: ${some})`);
       }
       if (unreadable) out.push(`(${counted(unreadable, "file")} could not be read)`);
+      if (refused) {
+        const them = refused === 1 ? "it" : "them";
+        out.push(
+          `(${counted(refused, "path")} not searched: the permission rules refuse reading ${them})`,
+        );
+      }
       if (!files) {
         const where = prefix ? `"${prefix}"` : "the working directory";
         out.unshift(`No matches for /${input.pattern}/ in ${where}.`);
@@ -191,7 +208,13 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool<GrepInput> {
       return {
         output: out.join("\n"),
         display: `${counted(matches, "matching line")} in ${counted(files, "file")}`,
-        metadata: { matches, files, skippedLarge: large.length, unreadable },
+        metadata: {
+          matches,
+          files,
+          skippedLarge: large.length,
+          unreadable,
+          ...(refused ? { refused } : {}),
+        },
       };
     },
   });

@@ -7,7 +7,7 @@
 
 import { join, relative } from "node:path";
 import { z } from "zod";
-import { defineTool, type Tool } from "../lib/tool.ts";
+import { defineTool, type Tool, type ToolContext } from "../lib/tool.ts";
 import { counted } from "./counted.ts";
 import { denoFs, isNotFound, type ToolDirEntry, type ToolFs } from "./fs.ts";
 import { isInside, realPathOf } from "./paths.ts";
@@ -34,7 +34,8 @@ const _parameters: z.ZodType<LsInput> = z.object({
 
 const _DESCRIPTION = "List the entries of one directory (not recursive). Directories come " +
   'first and end with "/"; files show their size; symbolic links end with "@" and show ' +
-  'where they lead ("name@ -> target"). Lists hidden files too. Use it to see what a ' +
+  'where they lead ("name@ -> target"). Lists hidden files too; entries the permission ' +
+  "rules refuse to read are left out. Use it to see what a " +
   "directory holds; use glob to find files by name across directories.";
 
 interface _Entry {
@@ -83,9 +84,11 @@ export function createLsTool(options: LsToolOptions = {}): Tool<LsInput> {
       }
 
       const found: ToolDirEntry[] = [];
+      let refused = 0;
       for await (const entry of fs.readDir(dir)) {
         ctx.signal.throwIfAborted();
-        found.push(entry);
+        if (ctx.checkPath && await _refused(fs, dir, entry, ctx.checkPath)) refused++;
+        else found.push(entry);
       }
       // Directories first (a symlink counts as what it leads to), each group by name.
       const entries = await Promise.all(found.map((entry) => _describe(fs, dir, entry)));
@@ -98,7 +101,14 @@ export function createLsTool(options: LsToolOptions = {}): Tool<LsInput> {
           ? 1
           : 0
       );
-      if (!entries.length) return { output: "(empty directory)", display: "0 entries" };
+      const note = refused
+        ? `(${counted(refused, "entry", "entries")} hidden: the permission rules refuse ` +
+          `reading ${refused === 1 ? "it" : "them"})`
+        : "";
+      if (!entries.length) {
+        const output = note ? note : "(empty directory)";
+        return { output, display: "0 entries", ...(refused ? { metadata: { refused } } : {}) };
+      }
       const lines = entries.slice(0, limit).map((entry) => entry.line);
       if (entries.length > limit) {
         lines.push(
@@ -107,13 +117,27 @@ export function createLsTool(options: LsToolOptions = {}): Tool<LsInput> {
             "use glob to find specific files",
         );
       }
+      if (note) lines.push(note);
       return {
         output: lines.join("\n"),
         display: counted(entries.length, "entry", "entries"),
-        metadata: { entries: entries.length },
+        metadata: refused ? { entries: entries.length, refused } : { entries: entries.length },
       };
     },
   });
+}
+
+/** Whether the rules refuse reading an entry (a symlink by where it leads). */
+async function _refused(
+  fs: ToolFs,
+  dir: string,
+  entry: ToolDirEntry,
+  checkPath: NonNullable<ToolContext["checkPath"]>,
+): Promise<boolean> {
+  const path = join(dir, entry.name);
+  const real = entry.isSymlink ? await fs.realPath(path).catch(() => path) : path;
+  return checkPath(real, "read") !== undefined ||
+    (real !== path && checkPath(path, "read") !== undefined);
 }
 
 /** One entry's line: `dir/`, `file  1.2 KB`, `link@ -> target` (with `/` for a directory). */

@@ -1,7 +1,7 @@
 /**
  * The file walker behind `glob` and `grep`: every file below a directory, in a stable order,
- * without `.git`, without what `.gitignore` files exclude, and without following directory
- * symlinks.
+ * without `.git`, without what `.gitignore` files exclude, without what the permission rules
+ * refuse to read, and without following directory symlinks.
  *
  * The `.gitignore` files of the enclosing repository's directories above the root apply too,
  * as does `.git/info/exclude`, so a walk of `src/` skips what the repository's top-level
@@ -15,6 +15,7 @@ import ignore, { type Ignore } from "ignore";
 import { dirname, join, relative, sep } from "node:path";
 import { denoFs, type ToolDirEntry, type ToolFs } from "./fs.ts";
 import { isInside, realPathOf } from "./paths.ts";
+import type { ToolContext } from "../lib/tool.ts";
 
 /** A file or directory found by {@link walk}. */
 export interface WalkEntry {
@@ -48,6 +49,14 @@ export interface WalkOptions {
    * root; the root's `.gitignore` still applies and paths stay relative to the root.
    */
   start?: string;
+  /**
+   * The permission rules' check of a real path (a tool context's `checkPath`): what it refuses
+   * for reading is left out (a directory with all it holds) and reported to `onRefused`. A
+   * symlink is checked as the real path it leads to.
+   */
+  checkPath?: ToolContext["checkPath"];
+  /** Told of each entry left out by `checkPath`: its real path, and the refusal. */
+  onRefused?: (path: string, reason: string) => void;
 }
 
 interface _Item {
@@ -88,6 +97,13 @@ export async function* walk(root: string, options: WalkOptions = {}): AsyncGener
   const start = (options.start ?? "").split("/").filter((part) => part && part !== ".").join("/");
   const startDir = start ? join(root, ...start.split("/")) : root;
   signal?.throwIfAborted();
+  // Below the start no directory symlink is followed: a real path is the start's and the rest.
+  let real = (path: string) => path;
+  if (options.checkPath) {
+    const realStart = await fs.realPath(startDir).catch(() => startDir);
+    real = (path) => `${realStart}${path.slice(startDir.length)}`;
+    if (await _refused(fs, startDir, false, options, real)) return;
+  }
 
   let rules: Ignore | undefined;
   let base = root;
@@ -167,6 +183,9 @@ export async function* walk(root: string, options: WalkOptions = {}): AsyncGener
       const asDir = isDirectory && !entry.isSymlink;
       if (ruled && rules!.ignores(asDir ? `${key}/` : key)) continue;
       if (extra?.ignores(asDir ? `${rel}/` : rel)) continue;
+      if (options.checkPath && await _refused(fs, absolute, entry.isSymlink, options, real)) {
+        continue;
+      }
       children.push({ rel, key, absolute, isDirectory, isSymlink: entry.isSymlink });
     }
     for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]);
@@ -183,6 +202,21 @@ async function _list(fs: ToolFs, dir: string): Promise<ToolDirEntry[]> {
   if (fs === denoFs) entries.push(...Deno.readDirSync(dir));
   else for await (const entry of fs.readDir(dir)) entries.push(entry);
   return entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+}
+
+/** Whether the rules refuse reading an entry (a symlink by where it leads), telling why. */
+async function _refused(
+  fs: ToolFs,
+  absolute: string,
+  symlink: boolean,
+  options: WalkOptions,
+  realOf: (path: string) => string,
+): Promise<boolean> {
+  const real = symlink ? await fs.realPath(absolute).catch(() => undefined) : realOf(absolute);
+  if (real === undefined) return true; // gone, or changed on the way: nothing to show
+  const refusal = options.checkPath!(real, "read");
+  if (refusal) options.onRefused?.(real, refusal);
+  return refusal !== undefined;
 }
 
 function _join(dir: string, name: string): string {

@@ -101,14 +101,18 @@ export async function matchPath(
 
 /**
  * Whether a URL matches a `fetch` rule's pattern: `domain:example.com` matches that host and
- * its subdomains (`domain:*.example.com` only the subdomains); any other pattern is a
- * {@link wildcard} over the whole normalized URL (`new URL(url).href`).
+ * its subdomains (`domain:*.example.com` only the subdomains), both sides normalized as URLs
+ * name hosts (see {@link normalHost}: case, a trailing dot, IDN as punycode, IPv4 in any form,
+ * IPv6 in brackets; the host after any `user@`); an IP address matches only itself. Any other
+ * pattern is a {@link wildcard} over the whole normalized URL (`new URL(url).href`).
  *
  * @example
  * ```ts
  * import { matchUrl } from "./match.ts";
  * if (!matchUrl("domain:example.com", "https://docs.example.com/a")) throw new Error("unexpected");
  * if (matchUrl("domain:example.com", "https://example.com.evil.io/")) throw new Error("unexpected");
+ * if (!matchUrl("domain:127.0.0.1", "http://2130706433:8080/")) throw new Error("unexpected");
+ * if (!matchUrl("domain:bücher.de", "https://XN--BCHER-KVA.DE./")) throw new Error("unexpected");
  * if (!matchUrl("https://example.com/*", "HTTPS://EXAMPLE.COM/x")) throw new Error("unexpected");
  * ```
  */
@@ -121,8 +125,44 @@ export function matchUrl(pattern: string, url: string): boolean {
   }
   if (!pattern.startsWith("domain:")) return wildcard(pattern).test(parsed?.href ?? url);
   if (!parsed) return false;
-  const host = parsed.hostname.toLowerCase().replace(/\.$/, "");
-  const domain = pattern.slice(7).toLowerCase().replace(/\.$/, "");
+  const host = parsed.hostname.replace(/\.$/, "");
+  const domain = normalHost(pattern.slice(7));
+  if (!domain || !host) return false;
   if (domain.includes("*")) return wildcard(domain).test(host);
+  if (_isAddress(host) || _isAddress(domain)) return host === domain;
   return host === domain || host.endsWith(`.${domain}`);
+}
+
+/**
+ * A host as a URL names it, or undefined when the text is not a host alone: lower case, IDN
+ * labels as punycode (`bücher.de` → `xn--bcher-kva.de`), IPv4 in dotted decimal
+ * (`2130706433`, `0x7f.1` → `127.0.0.1`), IPv6 in brackets and shortest form (`::1` →
+ * `[::1]`), without a trailing dot. `*` is kept as a label's wildcard.
+ *
+ * @example
+ * ```ts
+ * import { normalHost } from "./match.ts";
+ * if (normalHost("0x7f.1") !== "127.0.0.1" || normalHost("::1") !== "[::1]") {
+ *   throw new Error("unexpected");
+ * }
+ * if (normalHost("Example.COM.") !== "example.com" || normalHost("a.com/x") !== undefined) {
+ *   throw new Error("unexpected");
+ * }
+ * ```
+ */
+export function normalHost(text: string): string | undefined {
+  let host = text.trim();
+  if (!host || /[/?#@\\\s]/.test(host)) return undefined;
+  if (host.includes(":") && !host.startsWith("[")) host = `[${host}]`;
+  try {
+    const url = new URL(`http://${host}/`);
+    if (url.port || !url.hostname) return undefined;
+    return url.hostname.replace(/\.$/, "") || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function _isAddress(host: string): boolean {
+  return host.startsWith("[") || /^\d+\.\d+\.\d+\.\d+$/.test(host);
 }

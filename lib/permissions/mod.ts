@@ -26,5 +26,19 @@ export {
   type RuleKind,
 } from "./rules.ts";
 export { describeRule, evaluateBash } from "./bash_rules.ts";
-export { commandPattern, matchPath, matchUrl, type PathContext, wildcard } from "./match.ts";
+export {
+  commandPattern,
+  matchPath,
+  matchUrl,
+  normalHost,
+  type PathContext,
+  wildcard,
+} from "./match.ts";
+export {
+  compilePathRule,
+  type PathMatcher,
+  type PathRuleContext,
+  resolvedPath,
+} from "./path_rules.ts";
+export { toolChecks, type ToolChecksOptions } from "./tool_checks.ts";
 export { commandsOf, parseCommandLine, type ShellCommand } from "./shell.ts";

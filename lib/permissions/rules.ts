@@ -7,7 +7,9 @@
  */
 
 import { describeRule, evaluateBash } from "./bash_rules.ts";
-import { matchPath, matchUrl, wildcard } from "./match.ts";
+import { resolve } from "node:path";
+import { matchUrl, normalHost, wildcard } from "./match.ts";
+import { compilePathRule, homeDirectory, resolvedPath } from "./path_rules.ts";
 
 /** What a rule does to the calls it matches. */
 export type RuleKind = "allow" | "ask" | "deny";
@@ -125,7 +127,7 @@ export function parseRule(text: string, kind: RuleKind, source: string): Permiss
   if (tool === "todo") fail('todo rules take no pattern; write "todo"');
   if (tool === "fetch" && pattern.startsWith("domain:")) {
     const domain = pattern.slice(7).trim();
-    if (!/^[A-Za-z0-9*.-]+$/.test(domain) || !/[A-Za-z0-9]/.test(domain)) {
+    if (!normalHost(domain) || !/[\p{L}\p{N}]/u.test(domain)) {
       fail(`"${domain}" is not a domain; write e.g. "fetch(domain:example.com)"`);
     }
     return { kind, tool, pattern: `domain:${domain}`, text, source };
@@ -161,7 +163,8 @@ export function ruleCoversTool(ruleTool: string, name: string): boolean {
  *   unwrapping); a deny or ask rule applies when any command matches it, allow rules only when
  *   every command matches one. A line that cannot be parsed is never allowed by a pattern.
  * - `read`, `write`, `edit`, `ls`, `glob`, `grep`: the `path` input (ls, glob and grep default
- *   to the working directory) against a glob, see `matchPath`.
+ *   to the working directory) against a glob, see `compilePathRule`: deny and ask rules match
+ *   the path as written or its real path (symlinks followed), allow rules its real path.
  * - `fetch`: the `url` input, see `matchUrl`. `web_search`: the `query`, with `*` wildcards,
  *   ignoring case. Other tools (MCP): `JSON.stringify(input)` with `*` wildcards.
  *
@@ -217,9 +220,14 @@ async function _subject(
     const directory = name === "ls" || name === "glob" || name === "grep";
     const path = text(input.path) ?? (directory ? "." : undefined);
     if (path === undefined) return undefined;
-    const home = pattern.startsWith("~/") ? context.home ?? _home() : undefined;
-    const where = { cwd: context.cwd, home, directory };
-    return await matchPath(pattern, path, where) ? `"${path}"` : undefined;
+    const home = pattern.startsWith("~/") ? context.home ?? homeDirectory() : undefined;
+    const matches = await compilePathRule(pattern, { cwd: context.cwd, home });
+    // Deny and ask rules see the path as written and its real path; allow rules, the real path.
+    const written = resolve(context.cwd, path);
+    const real = resolvedPath(written);
+    const hit = matches(real, directory) || (rule.kind !== "allow" && matches(written, directory));
+    if (!hit) return undefined;
+    return real === written ? `"${path}"` : `"${path}" (${real})`;
   }
   if (name === "fetch") {
     const url = text(input.url);
@@ -234,14 +242,4 @@ async function _subject(
   if (name === "todo") return undefined;
   const json = JSON.stringify(input);
   return wildcard(pattern).test(json) ? json : undefined;
-}
-
-/** `$HOME` (or `%USERPROFILE%`) when env access is granted; never prompts. */
-function _home(): string | undefined {
-  for (const variable of ["HOME", "USERPROFILE"]) {
-    if (Deno.permissions.querySync({ name: "env", variable }).state !== "granted") continue;
-    const value = Deno.env.get(variable);
-    if (value) return value;
-  }
-  return undefined;
 }
