@@ -11,6 +11,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { isInside } from "../../tools/paths.ts";
 import { evaluateRules, parseRule, type PermissionRule } from "./rules.ts";
 import { commandsOf } from "./shell.ts";
+import { toolChecks } from "./tool_checks.ts";
 
 /**
  * How much the agent may do without asking: `plan` only looks (read-only tools) and proposes;
@@ -78,7 +79,9 @@ export interface PolicyOptions {
  */
 export function permissionPolicy(options: PolicyOptions): PermissionCallback {
   const rules = options.rules;
-  return async (request) => {
+  // The calls the user let through when asked: what ask rules cover is theirs to touch.
+  const approved = new Set<string>();
+  const policy: PermissionCallback = async (request) => {
     const { call, cwd } = request;
     const guarded = EDIT_TOOLS.has(call.name) ? _protectedTarget(request, options.protected) : "";
     if (guarded) {
@@ -107,6 +110,13 @@ export function permissionPolicy(options: PolicyOptions): PermissionCallback {
     }
     return await _ask(`"${call.name}" changes things`, request);
   };
+  // What the allowed call's tool actually touches meets the same rules.
+  policy.checks = (request) =>
+    toolChecks(rules, request.call, {
+      cwd: request.cwd,
+      approved: approved.delete(request.call.id),
+    });
+  return policy;
 
   async function _ask(why: string, request: PermissionRequest): Promise<PermissionDecision> {
     if (!options.ask) {
@@ -115,6 +125,7 @@ export function permissionPolicy(options: PolicyOptions): PermissionCallback {
     const answer = await options.ask(request, why);
     if (answer === "no") return _deny("the user said no");
     if (answer === "always") rules.push(...await alwaysRules(request));
+    approved.add(request.call.id);
     return { behavior: "allow" };
   }
 }
