@@ -115,7 +115,7 @@ export interface Settings {
   memory?: MemorySettings;
   /**
    * The sandbox of shell commands: a mode, or the mode with more writable and hidden paths
-   * (user settings; a project may only make it `required`).
+   * (user settings; a project may only make it `required` and hide more).
    */
   sandbox?: SandboxMode | SandboxSettings;
   /**
@@ -232,16 +232,17 @@ export async function loadSettings(
     const { permissions, hooks, memory, sandbox, ...others } = rest;
     Object.assign(settings, others);
     if (sandbox) {
-      // A cloned repository may tighten the sandbox, never loosen it.
-      const { mode, ...paths } = typeof sandbox === "string" ? { mode: sandbox } : sandbox;
-      if (mode === "required") {
-        const mine = user?.sandbox;
-        settings.sandbox = { ...(typeof mine === "object" ? mine : {}), mode };
-      }
+      // A cloned repository may tighten the sandbox (require it, hide more), never loosen it.
+      const { mode, hide, ...paths } = typeof sandbox === "string" ? { mode: sandbox } : sandbox;
+      const mine = user?.sandbox;
+      const base: SandboxSettings = typeof mine === "string" ? { mode: mine } : { ...mine };
+      if (mode === "required") base.mode = mode;
+      if (hide?.length) base.hide = [...(base.hide ?? []), ...hide];
+      if (mode === "required" || hide?.length) settings.sandbox = base;
       if ((mode !== undefined && mode !== "required") || Object.keys(paths).length > 0) {
         warnings.push(
-          `${projectPath}: "sandbox" ignored but for "required"; only the user settings may ` +
-            `loosen the sandbox`,
+          `${projectPath}: "sandbox" ignored but for "required" and "hide"; only the user ` +
+            `settings may loosen the sandbox`,
         );
       }
     }

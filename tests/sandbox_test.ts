@@ -420,20 +420,29 @@ Deno.test({
 });
 
 Deno.test({
-  name: `the sandbox: git init, add and commit work in the workspace${NEEDS}`,
+  name: `the sandbox: git add, commit and branch work in the workspace's repository${NEEDS}`,
   ignore,
   fn: async () => {
     const ws = await tempDir();
     try {
       await Deno.writeTextFile(join(ws, "a.txt"), "a\n");
+      const init = await new Deno.Command("git", { args: ["init", "-q"], cwd: ws }).output();
+      assert.ok(init.success);
       const result = await bash(
-        "git init -q && git add a.txt && " +
+        "git add a.txt && " +
           "git -c user.name=Ada -c user.email=ada@example.com commit -qm first && " +
-          "git log --format=%s && git status --short | wc -l",
+          "git switch -qc topic && git log --format=%s && git status --short | wc -l",
         context(ws),
         sandbox([ws]),
       );
       assert.equal(result.output, "first\n0\n[exit code 0]");
+      // Nothing of what stood in place of absent protected entries is left.
+      const left = [...Deno.readDirSync(ws)].map((entry) => entry.name).sort();
+      assert.deepEqual(left, [".git", "a.txt"]);
+      const git = [...Deno.readDirSync(join(ws, ".git"))].map((entry) => entry.name);
+      for (const name of ["commondir", "config.worktree", "modules", "worktrees"]) {
+        assert.ok(!git.includes(name), `.git/${name} left behind`);
+      }
     } finally {
       await Deno.remove(ws, { recursive: true });
     }

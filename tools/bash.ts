@@ -8,7 +8,7 @@
 
 import { z } from "zod";
 import { sleep } from "../lib/async.ts";
-import { sandboxArgs } from "../lib/sandbox/bubblewrap.ts";
+import { prepareSandbox } from "../lib/sandbox/bubblewrap.ts";
 import { _collect } from "./bash_output.ts";
 import { _hostEnv, sandboxEnv } from "../lib/sandbox/env.ts";
 import { defineTool, type Tool, type ToolOutput } from "../lib/tool.ts";
@@ -179,7 +179,22 @@ async function _run(
 ): Promise<ToolOutput> {
   signal.throwIfAborted();
   const started = performance.now();
-  const child = await _spawn(command, cwd, options);
+  const { child, release } = await _spawn(command, cwd, options);
+  try {
+    return await _outcome(child, command, started, signal, options);
+  } finally {
+    // Only once nothing of the sandbox is left: what stands in place of absent protected files.
+    release();
+  }
+}
+
+async function _outcome(
+  child: Deno.ChildProcess,
+  command: string,
+  started: number,
+  signal: AbortSignal,
+  options: _RunOptions,
+): Promise<ToolOutput> {
   const output = _collect(child.stdout, options.maxOutputChars);
   // bwrap's own complaints (a bind that fails, …); the command's stderr goes to stdout.
   const setup = options.sandbox ? _collect(child.stderr, 4_000) : undefined;
@@ -238,7 +253,7 @@ async function _spawn(
   command: string,
   cwd: string,
   options: _RunOptions,
-): Promise<Deno.ChildProcess> {
+): Promise<{ child: Deno.ChildProcess; release: () => void }> {
   const sandbox = options.sandbox;
   // Merge stderr into stdout, then run the command in a fresh shell on the merged output, so
   // that even its syntax errors are shown, with the right line numbers. In the sandbox the outer
@@ -252,26 +267,26 @@ async function _spawn(
   const shell = [options.shell, "-c", wrapper, options.shell, command];
   let program = options.shell;
   let spawn: Deno.CommandOptions = { args: shell.slice(1), env: options.env, stderr: "null" };
+  let release = () => {};
   if (sandbox) {
     // The child gets exactly this environment, so that it never holds the secrets.
     const env = sandboxEnv({ ..._hostEnv(), ...options.env }, sandbox.secretNames);
     program = sandbox.bwrap;
-    spawn = {
-      args: sandboxArgs({ ...sandbox, command: shell, cwd, home: env.HOME }),
-      env,
-      clearEnv: true,
-      stderr: "piped",
-    };
+    const prepared = prepareSandbox({ ...sandbox, command: shell, cwd, home: env.HOME });
+    release = prepared.release;
+    spawn = { args: prepared.args, env, clearEnv: true, stderr: "piped" };
   }
   try {
-    return new Deno.Command(program, {
+    const child = new Deno.Command(program, {
       ...spawn,
       cwd,
       stdin: "null",
       stdout: "piped",
       detached: true,
     }).spawn();
+    return { child, release };
   } catch (error) {
+    release();
     if (!(error instanceof Deno.errors.NotFound)) throw error;
     const cwdExists = await Deno.stat(cwd).then((info) => info.isDirectory, () => false);
     if (!cwdExists) {

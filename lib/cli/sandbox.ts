@@ -23,7 +23,10 @@ export interface SandboxSettings {
   mode?: SandboxMode;
   /** More paths commands may write (`~/` for the home directory), e.g. `~/.cache/deno`. */
   writable?: string[];
-  /** More files or directories commands must not see, e.g. `~/.config/gh`. */
+  /**
+   * More files or directories commands must not see, besides the credentials, histories and
+   * sockets hidden anyway, e.g. `~/.config/acme/token` (a project's settings may add to these).
+   */
   hide?: string[];
 }
 

@@ -13,7 +13,7 @@
 import type { AgentEvent } from "../events.ts";
 import type { Hooks } from "../hooks.ts";
 import type { Message } from "../messages.ts";
-import { sandboxArgs } from "../sandbox/bubblewrap.ts";
+import { prepareSandbox } from "../sandbox/bubblewrap.ts";
 import { _hostEnv, sandboxEnv } from "../sandbox/env.ts";
 import type { BashSandbox } from "../../tools/bash.ts";
 
@@ -201,27 +201,44 @@ interface _RunOptions {
  * bwrap, in a session of its own (nothing inside has a terminal to push keystrokes into), so
  * that killing bwrap ends everything inside.
  */
-function _command(hook: ShellHook, name: string, options: _RunOptions): Deno.Command {
+function _command(
+  hook: ShellHook,
+  name: string,
+  options: _RunOptions,
+): { command: Deno.Command; release: () => void } {
   const env = sandboxEnv({ ..._hostEnv(), AGENT_HOOK: name }, options.secretNames);
   const io = { stdin: "piped", stdout: "piped", stderr: "piped" } as const;
   const command = ["sh", "-c", hook.command];
   if (!options.sandbox) {
-    return new Deno.Command(command[0], {
-      args: command.slice(1),
+    return {
+      command: new Deno.Command(command[0], {
+        args: command.slice(1),
+        cwd: options.cwd,
+        env,
+        clearEnv: true,
+        ...io,
+      }),
+      release: () => {},
+    };
+  }
+  // What the sandbox puts in place of absent protected files goes once bwrap has exited.
+  const prepared = prepareSandbox({
+    ...options.sandbox,
+    command,
+    cwd: options.cwd,
+    home: env.HOME,
+  });
+  return {
+    command: new Deno.Command(options.sandbox.bwrap, {
+      args: prepared.args,
       cwd: options.cwd,
       env,
       clearEnv: true,
+      detached: true,
       ...io,
-    });
-  }
-  return new Deno.Command(options.sandbox.bwrap, {
-    args: sandboxArgs({ ...options.sandbox, command, cwd: options.cwd, home: env.HOME }),
-    cwd: options.cwd,
-    env,
-    clearEnv: true,
-    detached: true,
-    ...io,
-  });
+    }),
+    release: prepared.release,
+  };
 }
 
 async function _run(
@@ -230,8 +247,11 @@ async function _run(
   payload: unknown,
   options: _RunOptions,
 ): Promise<_Outcome | undefined> {
+  let release = () => {};
   try {
-    const child = _command(hook, name, options).spawn();
+    const prepared = _command(hook, name, options);
+    release = prepared.release;
+    const child = prepared.command.spawn();
     const timer = setTimeout(() => child.kill("SIGKILL"), (hook.timeout ?? 60) * 1000);
     const writer = child.stdin.getWriter();
     await writer.write(new TextEncoder().encode(JSON.stringify(payload))).catch(() => {});
@@ -258,6 +278,8 @@ async function _run(
   } catch (error) {
     options.warn(`${name} hook "${hook.command}" could not run: ${(error as Error).message}`);
     return undefined;
+  } finally {
+    release();
   }
 }
 

@@ -13,7 +13,7 @@
  */
 
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
-import { sandboxArgs } from "../sandbox/bubblewrap.ts";
+import { prepareSandbox } from "../sandbox/bubblewrap.ts";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 
@@ -144,19 +144,19 @@ export function _stdioTransport(params: _StdioParams): _StdioTransport {
 async function _spawn(params: _StdioParams): Promise<Deno.ChildProcess> {
   const sandbox = params.sandbox;
   // In the sandbox, bwrap is the process group's leader: killing it ends the whole namespace.
-  const [program, args] = sandbox
-    ? [
-      sandbox.bwrap,
-      sandboxArgs({
-        ...sandbox,
-        command: [params.command, ...params.args],
-        cwd: params.cwd ?? Deno.cwd(),
-        home: params.env.HOME,
-      }),
-    ]
+  const prepared = sandbox
+    ? prepareSandbox({
+      ...sandbox,
+      command: [params.command, ...params.args],
+      cwd: params.cwd ?? Deno.cwd(),
+      home: params.env.HOME,
+    })
+    : undefined;
+  const [program, args] = sandbox && prepared
+    ? [sandbox.bwrap, prepared.args]
     : [params.command, params.args];
   try {
-    return new Deno.Command(program, {
+    const child = new Deno.Command(program, {
       args,
       cwd: params.cwd,
       env: params.env,
@@ -166,7 +166,17 @@ async function _spawn(params: _StdioParams): Promise<Deno.ChildProcess> {
       stderr: "piped",
       detached: true, // its own process group, so that close() can end the whole tree
     }).spawn();
+    // What the sandbox put in place of absent protected files goes once bwrap has exited and
+    // what it left of the sandbox is killed.
+    if (prepared) {
+      child.status.finally(() => {
+        _signalGroup(child.pid, "SIGKILL");
+        prepared.release();
+      });
+    }
+    return child;
   } catch (error) {
+    prepared?.release();
     if (error instanceof Deno.errors.NotCapable) {
       throw new Error(
         `Deno does not allow running "${program}": allow it with --allow-run`,

@@ -8,7 +8,12 @@
  * @module
  */
 
-import { isAbsolute, join, resolve } from "node:path";
+import { isAbsolute, resolve } from "node:path";
+import { hiddenInHome, hiddenSockets, SANDBOX_HIDDEN_SYSTEM } from "./hidden.ts";
+import { type HeldPlaceholders, holdPlaceholders } from "./placeholders.ts";
+import { guardPlan } from "./protected.ts";
+
+export { SANDBOX_HIDDEN_HOME, SANDBOX_HIDDEN_SYSTEM } from "./hidden.ts";
 
 /** Options of {@link sandboxArgs}. */
 export interface SandboxArgsOptions {
@@ -20,7 +25,10 @@ export interface SandboxArgsOptions {
   writable: string[];
   /** Whether the network stays reachable; without it only a loopback of the sandbox's own is left. */
   net: boolean;
-  /** The home directory whose secrets are hidden (default: `HOME`, when Deno grants reading it). */
+  /**
+   * The home directory whose secrets are hidden, and whose startup files are guarded when it is
+   * writable (default: `HOME`, when Deno grants reading it).
+   */
   home?: string;
   /** More files or directories to hide, e.g. the agent's own data directory. */
   hide?: string[];
@@ -30,33 +38,6 @@ export interface SandboxArgsOptions {
    */
   readable?: string[];
 }
-
-/** Secrets under the home directory that the sandbox hides. */
-export const SANDBOX_HIDDEN_HOME: readonly string[] = [
-  ".ssh",
-  ".aws",
-  ".gnupg",
-  ".config/gcloud",
-  ".azure",
-  ".kube",
-  ".docker",
-  ".netrc",
-];
-
-/**
- * Sockets (or their directories) that would let a command act outside the sandbox: the
- * per-user runtime directories (ssh and gpg agents, the session bus), the system bus, systemd's
- * private socket, and container engines.
- */
-export const SANDBOX_HIDDEN_SYSTEM: readonly string[] = [
-  "/run/user",
-  "/run/dbus",
-  "/run/systemd/private",
-  "/run/docker.sock",
-  "/var/run/docker.sock",
-  "/run/podman",
-  "/run/containerd",
-];
 
 /**
  * The namespaces and process settings, in order:
@@ -108,29 +89,22 @@ export function _confinement(net: boolean): string[] {
   ];
 }
 
+/** A sandbox ready to start: its `bwrap` arguments, and what to undo once it has ended. */
+export interface PreparedSandbox {
+  /** The `bwrap` arguments. */
+  args: string[];
+  /**
+   * Takes away what stands in place of absent protected entries (unless another sandbox still
+   * holds it). Call it once bwrap has exited (or failed to start); calling it again does nothing.
+   */
+  release(): void;
+}
+
 /**
- * The `bwrap` arguments that run `command` in the sandbox, in this order (later mounts cover
- * earlier ones):
- * 1. the namespaces: a fresh PID namespace whose init is the command (all inside dies with it or
- *    with bwrap), private IPC, UTS and cgroup views, no network unless `net`, no capabilities,
- *    and death with the parent;
- * 2. `--ro-bind / /`: the whole file system, read-only;
- * 3. `--dev /dev`, `--proc /proc`: a minimal `/dev` and the new namespace's `/proc`;
- * 4. `--tmpfs /tmp` and `TMPDIR=/tmp`: a temporary directory private to the command;
- * 5. the writable roots and hidden paths (real paths; missing ones skipped), parents before
- *    children, so that a secret inside the workspace stays hidden and a workspace inside a
- *    hidden directory still shows: `--bind` for each writable root, and a read-only bind of
- *    `cwd` if no writable root holds it (so that it shows through `/tmp`); for each hidden
- *    directory an empty `--tmpfs`, for each hidden file or socket `/dev/null` (reading it fails:
- *    the mount is `nodev`). Hidden are {@link SANDBOX_HIDDEN_HOME} under `home`,
- *    {@link SANDBOX_HIDDEN_SYSTEM}, and `hide`;
- * 6. `--remount-ro` for each hidden directory, once the mount points inside it are made;
- * 7. `--chdir cwd`, `--`, and the command.
- *
- * Run bwrap with these in a process group and session of its own (`Deno.Command`'s `detached`)
- * and kill the group to stop it: the kernel then ends everything inside. Throws when Deno does
- * not let it check whether a path to hide exists: guessing wrong would either show the secret or
- * make every command fail.
+ * The `bwrap` arguments that run `command` in the sandbox (see {@link prepareSandbox}). What
+ * stands in place of absent protected entries is left there, harmless, for the next prepared
+ * sandbox over the same directory to take away: prefer {@link prepareSandbox} when the end of
+ * the sandbox can be told.
  *
  * @example
  * ```ts
@@ -149,6 +123,60 @@ export function _confinement(net: boolean): string[] {
  * ```
  */
 export function sandboxArgs(options: SandboxArgsOptions): string[] {
+  const prepared = _prepare(options);
+  prepared.held.leave();
+  return prepared.args;
+}
+
+/**
+ * Prepares the sandbox that runs `command`: its `bwrap` arguments, in this order (later mounts
+ * cover earlier ones), and the placeholders it needs, held until `release()`:
+ * 1. the namespaces: a fresh PID namespace whose init is the command (all inside dies with it or
+ *    with bwrap), private IPC, UTS and cgroup views, no network unless `net`, no capabilities,
+ *    and death with the parent;
+ * 2. `--ro-bind / /`: the whole file system, read-only;
+ * 3. `--dev /dev`, `--proc /proc`: a minimal `/dev` and the new namespace's `/proc`;
+ * 4. `--tmpfs /tmp` and `TMPDIR=/tmp`: a temporary directory private to the command;
+ * 5. the writable roots, hidden paths and protected entries (real paths; missing ones skipped),
+ *    parents before children, so that a secret inside the workspace stays hidden and a
+ *    workspace inside a hidden directory still shows: `--bind` for each writable root, and a
+ *    read-only bind of `cwd` if no writable root holds it (so that it shows through `/tmp`);
+ *    for each hidden directory an empty `--tmpfs`, for each hidden file or socket `/dev/null`
+ *    (reading it fails: the mount is `nodev`); for each protected entry in a writable root (see
+ *    `guardPlan`: the agent's project settings, `.mcp.json`, `.envrc`, git's config and hooks,
+ *    …) a read-only bind over itself, absent ones held by a placeholder, and a bind of each
+ *    directory between the root and the entry over itself, so that none can be renamed away.
+ *    Hidden are {@link SANDBOX_HIDDEN_HOME} under `home`, {@link SANDBOX_HIDDEN_SYSTEM},
+ *    `$XDG_RUNTIME_DIR`, `hide`, and without `net` every unix socket of the host
+ *    ({@link hiddenSockets}; what cannot be checked, by hiding `/run` whole);
+ * 6. `--remount-ro` for each hidden directory, once the mount points inside it are made;
+ * 7. `--chdir cwd`, `--`, and the command.
+ *
+ * Run bwrap with these in a process group and session of its own (`Deno.Command`'s `detached`)
+ * and kill the group to stop it: the kernel then ends everything inside. Throws when Deno does
+ * not let it check whether a path to hide exists (guessing wrong would either show the secret or
+ * make every command fail), or when a placeholder cannot be made.
+ *
+ * @example
+ * ```ts
+ * import { prepareSandbox } from "./bubblewrap.ts";
+ * const ws = Deno.realPathSync(Deno.makeTempDirSync());
+ * const sandbox = prepareSandbox({ command: ["true"], cwd: ws, writable: [ws], net: false });
+ * // While it runs, nothing of that name can be made: a placeholder is bound read-only there.
+ * if (!sandbox.args.join(" ").includes(`--ro-bind ${ws}/.envrc ${ws}/.envrc`)) {
+ *   throw new Error("unexpected");
+ * }
+ * sandbox.release();
+ * if (Deno.readDirSync(ws).next().done !== true) throw new Error("left behind");
+ * Deno.removeSync(ws);
+ * ```
+ */
+export function prepareSandbox(options: SandboxArgsOptions): PreparedSandbox {
+  const prepared = _prepare(options);
+  return { args: prepared.args, release: prepared.held.release };
+}
+
+function _prepare(options: SandboxArgsOptions): { args: string[]; held: HeldPlaceholders } {
   const cwd = resolve(options.cwd);
   const args = [
     ..._confinement(options.net),
@@ -172,10 +200,13 @@ export function sandboxArgs(options: SandboxArgsOptions): string[] {
   if (realCwd && ![...writable].some((root) => _within(realCwd, root))) {
     mounts.push({ path: realCwd, args: ["--ro-bind", realCwd, realCwd], hides: false });
   }
-  const home = options.home ?? _grantedHome();
+  const home = options.home ?? _grantedEnv("HOME");
+  const runtime = _grantedEnv("XDG_RUNTIME_DIR");
   const hidden = [
-    ...(home ? SANDBOX_HIDDEN_HOME.map((name) => join(home, name)) : []),
+    ...(home ? hiddenInHome(home) : []),
     ...SANDBOX_HIDDEN_SYSTEM,
+    ...(runtime && isAbsolute(runtime) ? [runtime] : []),
+    ...(options.net ? [] : hiddenSockets()),
     ...(options.hide ?? []).map((path) => resolve(cwd, path)),
   ];
   const emptied = new Set<string>();
@@ -189,6 +220,20 @@ export function sandboxArgs(options: SandboxArgsOptions): string[] {
       hides: true,
     });
   }
+  const plan = guardPlan({
+    cwd: realCwd ?? cwd,
+    writable: [...writable],
+    home: home ? _realDir(home) : undefined,
+    hidden: mounts.filter((mount) => mount.hides).map((mount) => mount.path),
+    canMake: (path) => Deno.permissions.querySync({ name: "write", path }).state === "granted",
+  });
+  const held = holdPlaceholders(plan.missing);
+  for (const path of plan.pins) {
+    mounts.push({ path, args: ["--bind", path, path], hides: false });
+  }
+  for (const path of [...plan.existing, ...held.paths]) {
+    mounts.push({ path, args: ["--ro-bind", path, path], hides: false });
+  }
   // Parents before children: a secret inside the workspace is hidden, and a workspace inside a
   // hidden directory shows through it.
   mounts.sort((a, b) => _depth(a.path) - _depth(b.path) || Number(a.hides) - Number(b.hides));
@@ -196,7 +241,7 @@ export function sandboxArgs(options: SandboxArgsOptions): string[] {
   // Sealed only now, once the mount points inside them are made.
   for (const path of emptied) args.push("--remount-ro", path);
   args.push("--chdir", cwd, "--", ...options.command);
-  return args;
+  return { args, held };
 }
 
 /** The real path of an existing directory, else undefined. */
@@ -229,9 +274,10 @@ function _lookup(path: string): { real: string; isDirectory: boolean } | undefin
   }
 }
 
-function _grantedHome(): string | undefined {
-  if (Deno.permissions.querySync({ name: "env", variable: "HOME" }).state !== "granted") return;
-  return Deno.env.get("HOME") || undefined;
+/** An environment variable, when Deno grants reading it (nobody is asked). */
+function _grantedEnv(variable: string): string | undefined {
+  if (Deno.permissions.querySync({ name: "env", variable }).state !== "granted") return;
+  return Deno.env.get(variable) || undefined;
 }
 
 function _depth(path: string): number {

@@ -1,7 +1,8 @@
 /**
  * A bubblewrap sandbox for the processes the agent starts (the `bash` tool, MCP stdio servers):
- * read-only file system but for the workspace, secrets hidden, no network, nothing outliving
- * the call.
+ * read-only file system but for the workspace, whose files that would run code outside the
+ * sandbox stay read-only too; secrets and the host's sockets hidden, no network, nothing
+ * outliving the call.
  *
  * @example
  * ```ts
@@ -15,11 +16,35 @@
  */
 
 export {
-  SANDBOX_HIDDEN_HOME,
-  SANDBOX_HIDDEN_SYSTEM,
+  type PreparedSandbox,
+  prepareSandbox,
   sandboxArgs,
   type SandboxArgsOptions,
 } from "./bubblewrap.ts";
+export {
+  hiddenInHome,
+  hiddenSockets,
+  SANDBOX_HIDDEN_HOME,
+  SANDBOX_HIDDEN_SYSTEM,
+  SANDBOX_SOCKET_DIRECTORIES,
+} from "./hidden.ts";
+export {
+  type GuardPlan,
+  guardPlan,
+  type GuardPlanOptions,
+  PROTECTED_GIT_NAMES,
+  PROTECTED_HOME_NAMES,
+  PROTECTED_PROJECT_NAMES,
+  type ProtectedEntry,
+  protectedEntry,
+  type ProtectedName,
+} from "./protected.ts";
+export {
+  type HeldPlaceholders,
+  holdPlaceholders,
+  isPlaceholder,
+  type Placeholder,
+} from "./placeholders.ts";
 export { detectSandbox, type DetectSandboxOptions, type SandboxAvailability } from "./detect.ts";
 export { SANDBOX_STRIPPED_ENV, sandboxEnv } from "./env.ts";
 export {
