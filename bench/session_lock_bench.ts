@@ -1,7 +1,8 @@
 /**
  * What one writer per session costs: `deno bench -A bench/session_lock_bench.ts`. The lock is
- * taken when a session is opened or created (an `flock` and a small note of the holder), never
- * on an append; `bench/session.ts` shows appends at the same few µs as before.
+ * taken when a session is opened or created (one `flock`), never on an append; `bench/session.ts`
+ * shows appends at the same few µs as before. Only a refused process looks up who holds the
+ * session (`/proc/locks`).
  */
 
 import { fileSessionStore, resumeSession } from "../lib/session/mod.ts";
@@ -33,14 +34,14 @@ Deno.bench("flock alone: tryLockSync + unlockSync", { group: "lock" }, () => {
 });
 
 Deno.bench(
-  "open() + close() of a 100-message session (lock, note)",
+  "open() + close() of a 100-message session (with its lock)",
   { group: "lock" },
   async () => {
     await (await store.open(id)).close();
   },
 );
 
-Deno.bench("create() + close() of a new session (lock, note, header)", async () => {
+Deno.bench("create() + close() of a new session (lock, header)", async () => {
   await (await fresh.create({ cwd: "/bench/lock/new", model: "a/b" })).close();
 });
 
@@ -48,7 +49,7 @@ Deno.bench("resumeSession() of a 100-message session: lock, then load", async ()
   await (await resumeSession(store, id)).writer.close();
 });
 
-Deno.bench("a second writer refused (busy, holder named)", async (bench) => {
+Deno.bench("a second writer refused (busy, holder looked up)", async (bench) => {
   const holder = await store.open(id);
   bench.start();
   await store.open(id).then(() => {

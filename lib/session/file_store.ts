@@ -3,8 +3,8 @@
  * `<dir>/<project>/<id>.jsonl`. Files are only ever appended to: each entry is one line written
  * with a single `write` before `append` resolves, so a crash loses nothing already appended and
  * at worst leaves a last line cut short, which reading skips and reports. A session has one
- * writer at a time, which holds a lock on its file (see `writer_lock.ts`): a second is refused,
- * so that the lines of two processes never interleave.
+ * writer at a time, which holds a lock on its file's handle (see `writer_lock.ts`): a second is
+ * refused, so that the lines of two processes never interleave.
  *
  * @module
  */
@@ -13,7 +13,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { infoFromTail, parseHeaderLine, parseSessionText, titleFromHead } from "./jsonl.ts";
 import { fileSessionWriter } from "./file_writer.ts";
 import { ensurePrivateDir, ensurePrivateFile } from "./private_files.ts";
-import { lockSessionFile, type WriterLock } from "./writer_lock.ts";
+import { lockSessionFile } from "./writer_lock.ts";
 import {
   compareSessions,
   newSessionHeader,
@@ -101,14 +101,8 @@ export function fileSessionStore(options: FileSessionStoreOptions): SessionStore
         if (error instanceof Deno.errors.AlreadyExists) _exists(header.id);
         throw error;
       }
-      const lock = _lock(file, path, header.id);
-      return await fileSessionWriter(file, {
-        id: header.id,
-        header,
-        sync,
-        redact,
-        onClose: lock.release,
-      });
+      _lock(file, header.id);
+      return await fileSessionWriter(file, { id: header.id, header, sync, redact });
     },
     async open(idOrPrefix) {
       const path = await findPath(idOrPrefix);
@@ -118,24 +112,16 @@ export function fileSessionStore(options: FileSessionStoreOptions): SessionStore
       ensurePrivateFile(path);
       const file = await Deno.open(path, { append: true });
       // One writer at a time; what the file holds is read once this one is the writer.
-      const lock = _lock(file, path, basename(path, ".jsonl"));
+      _lock(file, basename(path, ".jsonl"));
       let summary: _Summary;
       try {
         summary = await _summary(path);
       } catch (error) {
-        lock.release();
         file.close();
         throw error;
       }
       const { info: { id, messages }, endsWithNewline } = summary;
-      return await fileSessionWriter(file, {
-        id,
-        messages,
-        endsWithNewline,
-        sync,
-        redact,
-        onClose: lock.release,
-      });
+      return await fileSessionWriter(file, { id, messages, endsWithNewline, sync, redact });
     },
     async load(idOrPrefix) {
       const path = await findPath(idOrPrefix);
@@ -286,10 +272,10 @@ function _unreadable(error: unknown): undefined {
   throw error;
 }
 
-/** The session file's writer lock, or the file closed and a `busy` refusal thrown. */
-function _lock(file: Deno.FsFile, path: string, id: string): WriterLock {
+/** Locks the session file for its writer, or closes it and throws the `busy` refusal. */
+function _lock(file: Deno.FsFile, id: string): void {
   try {
-    return lockSessionFile(file, path, id);
+    lockSessionFile(file, id);
   } catch (error) {
     file.close();
     throw error;

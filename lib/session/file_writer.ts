@@ -23,14 +23,12 @@ export interface FileSessionWriterOptions {
   sync?: boolean;
   /** Applied to every line before it is written. */
   redact?: (text: string) => string;
-  /** Called once the last append is written, before the file is closed (e.g. a lock's release). */
-  onClose?: () => void;
 }
 
 /**
  * A {@link SessionWriter} appending to a file opened for appending; writes `options.header`
  * first, when given. The file is closed by the writer's `close()` (or here, should the header
- * fail to be written), after `options.onClose`.
+ * fail to be written).
  *
  * @example
  * ```ts
@@ -48,7 +46,7 @@ export async function fileSessionWriter(
   options: FileSessionWriterOptions,
 ): Promise<SessionWriter> {
   const { id, header, redact, sync = false } = options;
-  const lines = _lineWriter(file, sync, options.endsWithNewline ?? true, options.onClose);
+  const lines = _lineWriter(file, sync, options.endsWithNewline ?? true);
   if (header) {
     try {
       const head = encodeHeader(header);
@@ -69,12 +67,7 @@ interface _LineWriter {
 }
 
 /** Writes lines in order, each with one `write` (repeated only if the OS wrote part of it). */
-function _lineWriter(
-  file: Deno.FsFile,
-  sync: boolean,
-  endsWithNewline: boolean,
-  onClose: (() => void) | undefined,
-): _LineWriter {
+function _lineWriter(file: Deno.FsFile, sync: boolean, endsWithNewline: boolean): _LineWriter {
   let pending: Promise<void> = Promise.resolve();
   // After a crash or a failed write the file may end mid-line: start on a fresh one.
   let midLine = !endsWithNewline;
@@ -93,14 +86,7 @@ function _lineWriter(
       pending = done.catch(() => {});
       return done;
     },
-    close: () =>
-      pending.then(() => {
-        try {
-          onClose?.();
-        } finally {
-          file.close();
-        }
-      }),
+    close: () => pending.then(() => file.close()),
   };
 }
 

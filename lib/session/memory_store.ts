@@ -44,13 +44,12 @@ export function memorySessionStore(): SessionStore {
   const hint = "See the saved sessions with the store's list().";
   const find = (idOrPrefix: string) =>
     sessions.get(resolveSessionId(sessions.keys(), idOrPrefix, hint))!;
-  /** The sessions a writer has open, and since when. */
-  const writing = new Map<string, string>();
+  /** The sessions a writer has open. */
+  const writing = new Set<string>();
   const writer = (session: { header: SessionHeader; entries: SessionEntry[] }): SessionWriter => {
     const { id } = session.header;
-    const since = writing.get(id);
-    if (since !== undefined) throw sessionBusy(id, { pid: Deno.pid, since });
-    writing.set(id, new Date().toISOString());
+    if (writing.has(id)) throw sessionBusy(id, { pid: Deno.pid });
+    writing.add(id);
     let closed = false;
     return {
       id,

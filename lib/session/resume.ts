@@ -140,9 +140,9 @@ function _unanswered(messages: readonly Message[]): ToolMessage[] {
  * import { forkNotice } from "./resume.ts";
  * const text = forkNotice({
  *   header: { id: "8b1d0e4f-aaaa" },
- *   forkedFrom: { id: "3f9a2c7e-bbbb", holder: { pid: 4242, since: "2025-01-01T10:00:00Z" } },
+ *   forkedFrom: { id: "3f9a2c7e-bbbb", holder: { pid: 4242 } },
  * });
- * if (!text.startsWith("session 3f9a2c7e is being written by another process (pid 4242")) {
+ * if (!text.startsWith("session 3f9a2c7e is being written by another process (pid 4242):")) {
  *   throw new Error(text);
  * }
  * ```
@@ -155,9 +155,7 @@ export function forkNotice(
 ): string {
   const from = resumed.forkedFrom;
   if (!from) return "";
-  const who = from.holder
-    ? `another process (pid ${from.holder.pid}, since ${from.holder.since})`
-    : "another process";
+  const who = from.holder ? `another process (pid ${from.holder.pid})` : "another process";
   return `session ${from.id.slice(0, 8)} is being written by ${who}: this run goes on in a new ` +
     `session, ${resumed.header.id.slice(0, 8)}, that starts with a copy of its history, so that ` +
     `the two never interleave`;

@@ -149,12 +149,10 @@ export type SessionErrorReason =
   | "unsupported_version"
   | "invalid";
 
-/** The process that writes a session, as far as it can be known. */
+/** The process that writes a session. */
 export interface SessionHolder {
   /** Its process id. */
   pid: number;
-  /** Since when it writes the session (ISO 8601). */
-  since: string;
 }
 
 /**

@@ -1,76 +1,56 @@
 /**
  * One writer per session file. The writer holds an exclusive advisory lock (`flock`) on the
  * session file's open handle for as long as it writes: the lock goes with the handle, so it is
- * released when the writer closes and by the system when the process dies, however it dies —
- * nothing is left behind that a later process must judge stale (a pid alone would be: pids are
- * reused). Beside it, a small note `<id>.writer` says who holds the session (pid and since when),
- * only so that a process refused can say so; the lock alone decides.
+ * released when the writer closes and by the system when the process dies, however it dies.
+ * Nothing is left on disk that a later process would have to judge stale (a pid file would be:
+ * pids are reused).
  *
- * Taking the lock is one system call when a session is opened; appends do not touch it.
+ * Taking the lock is one system call when a session is opened; appends do not touch it. Only a
+ * process that is refused looks further: on Linux the system's table of locks
+ * (`/proc/locks`, when Deno grants reading it) names the process that holds the file.
  *
  * @module
  */
 
 import { SessionError, type SessionHolder } from "./store.ts";
 
-/** A session file's lock, held. */
-export interface WriterLock {
-  /** Removes the holder's note. The lock itself goes when the file's handle is closed. */
-  release(): void;
-}
-
 /**
- * Locks an open session file for writing, or throws a {@link SessionError} with reason `busy`
- * that says which process holds it and what to do. On success, leaves a note of this process
- * beside the file (`<id>.writer`, private to the user) for a process that would be refused.
+ * Locks an open session file for writing, or closes nothing and throws a {@link SessionError}
+ * with reason `busy` that says which process holds it (when the system tells) and what to do.
+ * The lock is released when `file` is closed. On a file system without locks (some network
+ * ones), writing goes on unlocked, as it did before locks.
  *
  * @example
  * ```ts
  * import { lockSessionFile } from "./writer_lock.ts";
- * const dir = await Deno.makeTempDir();
- * const path = `${dir}/s1.jsonl`;
- * const first = await Deno.open(path, { append: true, create: true });
- * const lock = lockSessionFile(first, path, "s1");
+ * const path = await Deno.makeTempFile({ suffix: ".jsonl" });
+ * const first = await Deno.open(path, { append: true });
+ * lockSessionFile(first, "s1");
  * const second = await Deno.open(path, { append: true });
  * const refused = (() => {
  *   try {
- *     lockSessionFile(second, path, "s1");
+ *     lockSessionFile(second, "s1");
  *   } catch (error) {
  *     return error as Error;
  *   }
  * })();
- * if (!refused?.message.includes(`pid ${Deno.pid}`)) throw new Error("unexpected");
+ * if (!refused?.message.startsWith("Session s1 is being written by another process")) {
+ *   throw new Error("unexpected");
+ * }
  * second.close();
- * lock.release();
  * first.close();
- * await Deno.remove(dir, { recursive: true });
+ * await Deno.remove(path);
  * ```
  */
-export function lockSessionFile(file: Deno.FsFile, path: string, id: string): WriterLock {
-  const note = holderNotePath(path);
+export function lockSessionFile(file: Deno.FsFile, id: string): void {
   let locked: boolean;
   try {
     locked = file.tryLockSync(true);
   } catch {
-    // A file system without locks (some network ones): writing goes on as it did without them.
-    return { release() {} };
+    // A file system without locks: writing goes on as it did without them.
+    return;
   }
-  if (!locked) throw sessionBusy(id, readHolderNote(note));
-  const holder: SessionHolder = { pid: Deno.pid, since: new Date().toISOString() };
-  try {
-    Deno.writeTextFileSync(note, JSON.stringify(holder) + "\n", { mode: 0o600 });
-  } catch {
-    // Only a courtesy to a process that would be refused: the lock holds without it.
-  }
-  return {
-    release() {
-      try {
-        Deno.removeSync(note);
-      } catch {
-        // Gone already, or never written.
-      }
-    },
-  };
+  if (!locked) throw sessionBusy(id, lockHolder(file));
 }
 
 /**
@@ -79,15 +59,13 @@ export function lockSessionFile(file: Deno.FsFile, path: string, id: string): Wr
  * @example
  * ```ts
  * import { sessionBusy } from "./writer_lock.ts";
- * const error = sessionBusy("3f9a2c7e-1b", { pid: 4242, since: "2025-01-01T10:00:00.000Z" });
- * if (error.reason !== "busy" || !error.message.includes("pid 4242")) throw error;
+ * const error = sessionBusy("3f9a2c7e-1b", { pid: 4242 });
+ * if (error.reason !== "busy" || !error.message.includes("(pid 4242)")) throw error;
  * ```
  */
 export function sessionBusy(id: string, holder: SessionHolder | undefined): SessionError {
   const who = holder
-    ? `another process (pid ${holder.pid}${
-      holder.pid === Deno.pid ? ", this one" : ""
-    }, since ${holder.since})`
+    ? `another process (pid ${holder.pid}${holder.pid === Deno.pid ? ", this one" : ""})`
     : "another process";
   return new SessionError(
     `Session ${id} is being written by ${who}. A session has one writer at a time, so that ` +
@@ -98,35 +76,50 @@ export function sessionBusy(id: string, holder: SessionHolder | undefined): Sess
 }
 
 /**
- * Where the note of a session file's holder is kept: beside it, `<id>.writer`.
+ * The process that holds an exclusive `flock` on the file, as the system's table of locks says
+ * (Linux, when Deno grants reading `/proc/locks`; asked without prompting); `undefined` when it
+ * cannot be known.
  *
  * @example
  * ```ts
- * import { holderNotePath } from "./writer_lock.ts";
- * if (holderNotePath("/d/p/s1.jsonl") !== "/d/p/s1.writer") throw new Error("unexpected");
+ * import { lockHolder } from "./writer_lock.ts";
+ * const path = await Deno.makeTempFile();
+ * using file = await Deno.open(path, { append: true });
+ * if (lockHolder(file) !== undefined) throw new Error("nobody holds it yet");
+ * file.lockSync(true);
+ * const holder = lockHolder(file);
+ * if (Deno.build.os === "linux" && holder?.pid !== Deno.pid) throw new Error("unexpected");
+ * await Deno.remove(path);
  * ```
  */
-export function holderNotePath(path: string): string {
-  return path.replace(/\.jsonl$/, "") + ".writer";
-}
-
-/**
- * The holder a note names, when it can be read and is one.
- *
- * @example
- * ```ts
- * import { readHolderNote } from "./writer_lock.ts";
- * if (readHolderNote("/nonexistent/s1.writer") !== undefined) throw new Error("unexpected");
- * ```
- */
-export function readHolderNote(note: string): SessionHolder | undefined {
+export function lockHolder(file: Deno.FsFile): SessionHolder | undefined {
+  if (Deno.build.os !== "linux") return undefined;
   try {
-    const value = JSON.parse(Deno.readTextFileSync(note));
-    if (Number.isInteger(value?.pid) && typeof value.since === "string") {
-      return { pid: value.pid, since: value.since.slice(0, 40) };
+    if (Deno.permissions.querySync({ name: "read", path: _LOCKS }).state !== "granted") {
+      return undefined;
+    }
+    const { dev, ino } = file.statSync();
+    if (dev === null || ino === null) return undefined;
+    // Linux's encoding of a device number: 12 bits of major, 20 of minor, split.
+    const device = BigInt(dev);
+    const major = ((device >> 8n) & 0xfffn) | ((device >> 32n) & ~0xfffn);
+    const minor = (device & 0xffn) | ((device >> 12n) & ~0xffn);
+    for (const line of Deno.readTextFileSync(_LOCKS).split("\n")) {
+      const match = _LOCK_LINE.exec(line);
+      if (
+        match && BigInt(`0x${match[2]}`) === major && BigInt(`0x${match[3]}`) === minor &&
+        Number(match[4]) === ino && Number(match[1]) > 0
+      ) {
+        return { pid: Number(match[1]) };
+      }
     }
   } catch {
-    // No note (written between the lock and now, or not at all): the holder is unknown.
+    // The table could not be read: the holder is unknown.
   }
   return undefined;
 }
+
+const _LOCKS = "/proc/locks";
+
+/** A held (not waiting: no "->") exclusive flock: pid, major, minor, inode. */
+const _LOCK_LINE = /^\d+:\s+FLOCK\s+\S+\s+WRITE\s+(-?\d+)\s+([0-9a-f]+):([0-9a-f]+):(\d+)\s/;
