@@ -9,7 +9,7 @@ import {
   type RuleDecision,
   type RuleKind,
 } from "../mod.ts";
-import { commandPattern } from "../lib/permissions/mod.ts";
+import { commandPattern, normalHost, toolChecks } from "../lib/permissions/mod.ts";
 
 const CWD = "/work/project";
 
@@ -616,4 +616,148 @@ Deno.test("web_search, todo and MCP rules", async () => {
   assert.equal(await call("mcp__gitlab__list_issues", {}), undefined);
   assert.equal(await call("mcp__shell__run", {}), "deny");
   assert.equal(await call("mcp__shellfish__run", {}), undefined);
+});
+
+// --- what a call reaches: real paths, walks, redirect hops, hosts --------------------------------
+
+/** A workspace with `secrets/key.txt`, symlinks into it, and a symlinked vault outside it. */
+async function linkedWorkspace(): Promise<{ cwd: string; vault: string } & AsyncDisposable> {
+  const top = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_rules_" }));
+  const cwd = `${top}/project`;
+  const vault = `${top}/vault`;
+  await Deno.mkdir(`${cwd}/secrets`, { recursive: true });
+  await Deno.mkdir(vault);
+  await Deno.writeTextFile(`${cwd}/secrets/key.txt`, "TOPSECRET");
+  await Deno.writeTextFile(`${vault}/token.txt`, "VAULTTOKEN");
+  await Deno.symlink(`${cwd}/secrets/key.txt`, `${cwd}/link.txt`);
+  await Deno.symlink("secrets", `${cwd}/innocent`);
+  await Deno.symlink(vault, `${cwd}/private`); // a rule names it; its files are the vault's
+  await Deno.symlink(`${vault}/token.txt`, `${cwd}/token_link.txt`);
+  await Deno.mkdir(`${cwd}/src`);
+  await Deno.symlink(`${cwd}/secrets/key.txt`, `${cwd}/src/key_link.txt`);
+  return { cwd, vault, [Symbol.asyncDispose]: () => Deno.remove(top, { recursive: true }) };
+}
+
+Deno.test("path rules see through symlinks: a link into secrets/ is secrets/", async () => {
+  await using space = await linkedWorkspace();
+  const list = rules(
+    ["deny", "read(secrets/**)"],
+    ["deny", "write(secrets/**)"],
+    ["ask", "read(private/**)"],
+  );
+  const decideIn = async (name: string, input: Record<string, unknown>) =>
+    await evaluateRules(list, { name, input }, { cwd: space.cwd });
+  const read = await decideIn("read", { path: "link.txt" });
+  assert.equal(read.decision, "deny");
+  assert.equal(
+    read.reason,
+    `denied by --deny "read(secrets/**)": "link.txt" (${space.cwd}/secrets/key.txt)`,
+  );
+  assert.equal((await decideIn("write", { path: "link.txt", content: "x" })).decision, "deny");
+  assert.equal((await decideIn("edit", { path: "src/key_link.txt" })).decision, "deny");
+  assert.equal((await decideIn("ls", { path: "innocent" })).decision, "deny");
+  assert.equal((await decideIn("grep", { pattern: "x", path: "innocent/" })).decision, "deny");
+  // A rule's own directory resolved: "private" leads to the vault, and so does a link to it.
+  assert.equal((await decideIn("read", { path: "token_link.txt" })).decision, "ask");
+  assert.equal((await decideIn("read", { path: `${space.vault}/token.txt` })).decision, "ask");
+  assert.equal((await decideIn("read", { path: "src/a.ts" })).decision, undefined);
+  // Allow rules go by where a path leads: a link in src/ to secrets/ is not src/.
+  const allow = rules(["allow", "write(src/**)"]);
+  const allowIn = async (path: string) =>
+    (await evaluateRules(allow, { name: "write", input: { path } }, { cwd: space.cwd }))
+      .decision;
+  assert.equal(await allowIn("src/new.ts"), "allow");
+  assert.equal(await allowIn("src/key_link.txt"), undefined);
+});
+
+Deno.test("toolChecks() refuses the real paths and redirect hops the rules deny or ask about", async () => {
+  await using space = await linkedWorkspace();
+  const list = rules(
+    ["deny", "read(secrets/**)"],
+    ["ask", "grep(private/**)"],
+    ["deny", "write(src/**)"],
+    ["deny", "fetch(domain:localhost)"],
+    ["ask", "fetch(domain:example.com)"],
+    ["allow", "read(**)"],
+  );
+  const call = (name: string, input: unknown = {}) => ({
+    type: "tool_call" as const,
+    id: "1",
+    name,
+    input,
+  });
+  const grep = await toolChecks(list, call("grep"), { cwd: space.cwd });
+  assert.equal(
+    grep.checkPath!(`${space.cwd}/secrets/key.txt`, "read"),
+    `permission denied: reading ${space.cwd}/secrets/key.txt is denied by ` +
+      `--deny "read(secrets/**)"`,
+  );
+  assert.equal(grep.checkPath!(`${space.cwd}/secrets`, "read") !== undefined, true);
+  assert.match(grep.checkPath!(`${space.vault}/token.txt`, "read")!, /needs approval per/);
+  assert.equal(grep.checkPath!(`${space.cwd}/src/a.ts`, "read"), undefined);
+  assert.equal(grep.checkPath!(`${space.cwd}/src/a.ts`, "write") !== undefined, true);
+  // Rules of another tool do not apply; what the user approved passes ask rules, not deny.
+  const read = await toolChecks(list, call("read"), { cwd: space.cwd });
+  assert.equal(read.checkPath!(`${space.vault}/token.txt`, "read"), undefined);
+  const approved = await toolChecks(list, call("grep"), { cwd: space.cwd, approved: true });
+  assert.equal(approved.checkPath!(`${space.vault}/token.txt`, "read"), undefined);
+  assert.notEqual(approved.checkPath!(`${space.cwd}/secrets/key.txt`, "read"), undefined);
+  // Redirect hops: a denied host, however written; an asked one unless approved on its host.
+  const fetch = await toolChecks(list, call("fetch", { url: "https://example.com/a" }), {
+    cwd: space.cwd,
+  });
+  for (const hop of ["http://localhost:8080/", "http://LOCALHOST./x", "http://a@localhost/"]) {
+    assert.match(fetch.checkUrl!(hop)!, /is denied by --deny "fetch\(domain:localhost\)"/, hop);
+  }
+  assert.match(fetch.checkUrl!("https://example.com/b")!, /needs approval per/);
+  assert.equal(fetch.checkUrl!("https://other.org/"), undefined);
+  const asked = await toolChecks(list, call("fetch", { url: "https://example.com/a" }), {
+    cwd: space.cwd,
+    approved: true,
+  });
+  assert.equal(asked.checkUrl!("https://example.com/b"), undefined);
+  assert.match(asked.checkUrl!("https://docs.example.com/")!, /needs approval per/);
+  assert.deepEqual(await toolChecks(rules(["allow", "bash(ls)"]), call("ls"), space), {});
+});
+
+Deno.test("fetch rules see a host as URLs name it: case, dots, IDN, IPv4 forms, IPv6, userinfo", async () => {
+  const list = rules(
+    ["deny", "fetch(domain:127.0.0.1)"],
+    ["deny", "fetch(domain:[::1])"],
+    ["deny", "fetch(domain:Bücher.de)"],
+    ["deny", "fetch(domain:denied.com)"],
+  );
+  const fetch = async (url: string) => (await decide(list, "fetch", { url })).decision;
+  for (
+    const url of [
+      "http://2130706433/",
+      "http://0x7f.1:8080/",
+      "http://0177.0.0.1/",
+      "http://127.1/",
+      "http://[0:0:0:0:0:0:0:1]/",
+      "http://[::1]:80/",
+      "https://xn--bcher-kva.de/",
+      "https://www.BÜCHER.de./",
+      "https://DENIED.COM./",
+      "https://allowed.com@denied.com/",
+      "https://allowed.com:pw@sub.denied.com/x",
+    ]
+  ) {
+    assert.equal(await fetch(url), "deny", url);
+  }
+  for (
+    const url of ["http://127.0.0.2/", "https://allowed.com/?denied.com", "https://denied.co/"]
+  ) {
+    assert.equal(await fetch(url), undefined, url);
+  }
+  assert.equal(
+    (await decide(rules(["deny", "fetch(domain:::1)"]), "fetch", {
+      url: "http://[::1]/",
+    })).decision,
+    "deny",
+  );
+  assert.equal(normalHost("0x7f.1"), "127.0.0.1");
+  for (const bad of ["a.com:80", "a.com/x", "user@a.com", "a b.com"]) {
+    assert.throws(() => parseRule(`fetch(domain:${bad})`, "deny", "--deny"), /not a domain/, bad);
+  }
 });

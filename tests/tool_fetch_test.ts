@@ -1,6 +1,7 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
-import { runToolCall, type ToolOutput, toolRegistry } from "../mod.ts";
+import { parseRule, runToolCall, type ToolOutput, toolRegistry } from "../mod.ts";
+import { permissionPolicy } from "../lib/permissions/policy.ts";
 import { createFetchTool, type FetchToolOptions } from "../tools/fetch.ts";
 
 interface TestServer extends AsyncDisposable {
@@ -67,6 +68,14 @@ function startServer(): TestServer {
           });
           return new Response(body, { headers: { "content-type": "text/plain" } });
         }
+        case "/to": {
+          // Redirects to the URL in `?url=`, with the status in `?status=` (default 302).
+          const params = new URL(request.url).searchParams;
+          const status = Number(params.get("status") ?? 302);
+          return new Response(null, { status, headers: { location: params.get("url")! } });
+        }
+        case "/loop":
+          return new Response(null, { status: 301, headers: { location: "/loop" } });
         case "/hang":
           await hanging.promise;
           return new Response("too late");
@@ -222,4 +231,79 @@ Deno.test("createFetchTool() explains a connection failure", async () => {
     () => get(`http://127.0.0.1:${port}/`),
     new RegExp(`Could not get http://127\\.0\\.0\\.1:${port}/: .*Check the URL and try again\\.`),
   );
+});
+
+/** A server that counts the requests it gets: the host a redirect must not reach. */
+function startTarget(): { port: number; hits: () => number } & AsyncDisposable {
+  let hits = 0;
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, () => {
+    hits++;
+    return new Response("reached", { headers: { "content-type": "text/plain" } });
+  });
+  return {
+    port: server.addr.port,
+    hits: () => hits,
+    [Symbol.asyncDispose]: () => server.shutdown(),
+  };
+}
+
+/** Runs the fetch tool as the loop does, with the checks of a policy of these deny rules. */
+async function fetchRuled(url: string, ...deny: string[]): Promise<[string, boolean]> {
+  const policy = permissionPolicy({
+    rules: deny.map((text) => parseRule(text, "deny", "--deny")),
+    mode: () => "default",
+    roots: ["."],
+  });
+  const result = await runToolCall(
+    { type: "tool_call", id: "f1", name: "fetch", input: { url } },
+    toolRegistry([createFetchTool()]),
+    { cwd: ".", signal: new AbortController().signal, checks: policy.checks },
+  );
+  return [result.output, result.isError];
+}
+
+Deno.test("fetch checks every redirect hop: a hop to a denied host is not requested", async () => {
+  await using server = startServer();
+  await using target = startTarget();
+  const hops = [
+    [`http://localhost:${target.port}/secret`, "domain:localhost"],
+    [`http://LOCALHOST.:${target.port}/secret`, "domain:localhost"],
+    [`http://user@localhost:${target.port}/secret`, "domain:localhost"],
+    [`http://0x7f.1:${target.port}/secret`, "domain:127.0.0.1"],
+    [`http://2130706433:${target.port}/secret`, "domain:127.0.0.1"],
+  ];
+  for (const [hop, domain] of hops) {
+    const start = `${server.url}/to?url=${encodeURIComponent(hop)}`;
+    // The first URL's own host (127.0.0.1) is what the rule names in the last two: only hops
+    // are checked here, as the call itself was decided before the tool ran.
+    const [output, isError] = await fetchRuled(start, `fetch(${domain})`);
+    assert.equal(isError, true, output);
+    assert.match(output, /^Error: http:\/\/127\.0\.0\.1:\d+\/to\?url=\S+ redirected to /);
+    assert.match(output, /which was not followed: permission denied: reaching /);
+    assert.ok(output.endsWith(`is denied by --deny "fetch(${domain})"`), output);
+  }
+  assert.equal(target.hits(), 0, "a denied hop was requested");
+  // Every status that redirects is checked; a hop the rules leave alone is followed.
+  for (const status of [301, 303, 307, 308]) {
+    const hop = `http://localhost:${target.port}/x`;
+    const start = `${server.url}/to?status=${status}&url=${encodeURIComponent(hop)}`;
+    assert.equal((await fetchRuled(start, "fetch(domain:localhost)"))[1], true, `${status}`);
+  }
+  assert.equal(target.hits(), 0);
+  const open = `${server.url}/to?url=${encodeURIComponent(`http://localhost:${target.port}/x`)}`;
+  const [output, isError] = await fetchRuled(open, "fetch(domain:evil.io)");
+  assert.equal(isError, false, output);
+  assert.match(output, /redirected from .*\n[\s\S]*\nreached$/);
+  assert.equal(target.hits(), 1);
+});
+
+Deno.test("fetch stops at a redirect loop, and at a redirect to another scheme", async () => {
+  await using server = startServer();
+  const [loop, loopError] = await fetchRuled(`${server.url}/loop`);
+  assert.equal(loopError, true);
+  assert.match(loop, /redirected more than 10 times .*; not followed further/);
+  const file = `${server.url}/to?url=${encodeURIComponent("file:///etc/passwd")}`;
+  const [scheme, schemeError] = await fetchRuled(file);
+  assert.equal(schemeError, true);
+  assert.match(scheme, /redirected to file:\/\/\/etc\/passwd, which is not http or https/);
 });

@@ -1,6 +1,8 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
+import { parseRule, runToolCall, type Tool, toolRegistry } from "../mod.ts";
+import { permissionPolicy } from "../lib/permissions/policy.ts";
 import { memoryFs } from "../testing.ts";
 import { createGlobTool } from "../tools/glob.ts";
 import { rebasePattern, walk, type WalkOptions } from "../tools/walk.ts";
@@ -325,4 +327,49 @@ Deno.test("walk() leaves out a directory that fails to list on another file syst
   };
   assert.deepEqual(await paths("/w", { fs: failing }), ["a.txt"]);
   await assert.rejects(() => paths("/w/bad", { fs: failing }), /EIO/);
+});
+
+/** Runs glob as the loop does, with the checks of a policy of these deny rules. */
+async function globRuled(input: unknown, cwd: string, ...deny: string[]): Promise<string> {
+  const policy = permissionPolicy({
+    rules: deny.map((text) => parseRule(text, "deny", "--deny")),
+    mode: () => "default",
+    roots: [cwd],
+  });
+  const result = await runToolCall(
+    { type: "tool_call", id: "1", name: "glob", input },
+    toolRegistry([createGlobTool() as Tool]),
+    { cwd, signal: new AbortController().signal, checks: policy.checks },
+  );
+  return result.output;
+}
+
+Deno.test("glob leaves out what the rules refuse, through a symlinked directory too", async () => {
+  const root = await tree({
+    "secrets/key.txt": "k",
+    "secrets/sub/id_rsa": "k",
+    "src/a.ts": "",
+  });
+  try {
+    await Deno.symlink(`${root}/secrets/key.txt`, `${root}/src/key.txt`);
+    await Deno.symlink("secrets", `${root}/innocent`);
+    // Without rules the names show, through the link and the symlinked directory.
+    assert.equal(
+      (await call(createGlobTool() as Tool, { pattern: "innocent/*" }, root))[0],
+      "innocent/key.txt",
+    );
+    const deny = "read(secrets/**)";
+    assert.equal(
+      await globRuled({ pattern: "**/*" }, root, deny),
+      "src/a.ts\n(2 paths left out: the permission rules refuse reading them)",
+    );
+    assert.equal(
+      await globRuled({ pattern: "innocent/**" }, root, deny),
+      'No files match "innocent/**" in the working directory.\n' +
+        "(1 path left out: the permission rules refuse reading it)",
+    );
+    assert.equal(await globRuled({ pattern: "**/*.ts" }, root, "read(other/**)"), "src/a.ts");
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
 });

@@ -1,6 +1,7 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
-import type { Tool, ToolOutput } from "../mod.ts";
+import { parseRule, runToolCall, type Tool, type ToolOutput, toolRegistry } from "../mod.ts";
+import { permissionPolicy } from "../lib/permissions/policy.ts";
 import { memoryFs } from "../testing.ts";
 import { createGrepTool, type GrepInput } from "../tools/grep.ts";
 import { call as callTool, execute, tree } from "./tool_support.ts";
@@ -284,4 +285,62 @@ Deno.test("grep notes files it could not read and goes on", async () => {
   const result = await search({ pattern: "needle" }, "/w", createGrepTool({ fs: failing }));
   assert.equal(result.output, "b.txt:1:needle\n(1 file could not be read)");
   assert.equal(result.metadata?.unreadable, 1);
+});
+
+/** Runs grep as the loop does, with the checks of a policy of these deny rules. */
+async function grepRuled(
+  input: GrepInput,
+  cwd: string,
+  ...deny: string[]
+): Promise<{ output: string; isError: boolean; metadata?: Record<string, unknown> }> {
+  const policy = permissionPolicy({
+    rules: deny.map((text) => parseRule(text, "deny", "--deny")),
+    mode: () => "default",
+    roots: [cwd],
+  });
+  return await runToolCall(
+    { type: "tool_call", id: "1", name: "grep", input },
+    toolRegistry([grep as Tool]),
+    { cwd, signal: new AbortController().signal, checks: policy.checks },
+  );
+}
+
+Deno.test("grep over the parent of a denied directory skips what the rules refuse, and says so", async () => {
+  const root = await tree({
+    "secrets/key.txt": "TOPSECRET=1\n",
+    "secrets/deep/more.txt": "TOPSECRET=2\n",
+    "notes.txt": "the word TOPSECRET appears here\n",
+  });
+  try {
+    await Deno.symlink(`${root}/secrets/key.txt`, `${root}/link.txt`);
+    await Deno.symlink("secrets", `${root}/innocent`);
+    // Without rules, grep finds the secret through the link (so the case is real).
+    assert.match((await search({ pattern: "TOPSECRET=" }, root)).output, /^link\.txt:1:/m);
+    const result = await grepRuled({ pattern: "TOPSECRET" }, root, "read(secrets/**)");
+    assert.equal(
+      result.output,
+      "notes.txt:1:the word TOPSECRET appears here\n" +
+        "(2 paths not searched: the permission rules refuse reading them)",
+    );
+    assert.equal(result.metadata?.refused, 2);
+    // A file named directly, through a link, is refused whole.
+    const linked = await grepRuled(
+      { pattern: "TOPSECRET", path: "link.txt" },
+      root,
+      "read(secrets/**)",
+    );
+    assert.equal(linked.isError, true);
+    assert.equal(
+      linked.output,
+      `Error: permission denied: reading ${root}/secrets/key.txt is denied by ` +
+        `--deny "read(secrets/**)"`,
+    );
+    // A grep rule applies to grep; a rule of another tool does not.
+    const own = await grepRuled({ pattern: "TOPSECRET=" }, root, "grep(secrets/**)");
+    assert.match(own.output, /^No matches/);
+    const other = await grepRuled({ pattern: "TOPSECRET=" }, root, "ls(secrets/**)");
+    assert.match(other.output, /^link\.txt:1:/m);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
 });

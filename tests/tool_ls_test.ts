@@ -1,7 +1,8 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import type { Tool, ToolOutput } from "../mod.ts";
+import { parseRule, runToolCall, type Tool, type ToolOutput, toolRegistry } from "../mod.ts";
+import { permissionPolicy } from "../lib/permissions/policy.ts";
 import { memoryFs } from "../testing.ts";
 import { createLsTool, type LsInput } from "../tools/ls.ts";
 import { call as callTool, execute } from "./tool_support.ts";
@@ -88,6 +89,38 @@ Deno.test("ls explains a missing path and a file path; says when a directory is 
       true,
     ]);
     assert.deepEqual(await call({ path: "empty" }, root), ["(empty directory)", false]);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("ls hides the entries the rules refuse, links into them too, and says so", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "ls_test_" }));
+  try {
+    await Deno.mkdir(join(root, "secrets"));
+    await Deno.writeTextFile(join(root, "secrets", "key.txt"), "TOPSECRET");
+    await Deno.writeTextFile(join(root, "notes.txt"), "hi");
+    await Deno.symlink(join(root, "secrets", "key.txt"), join(root, "link.txt"));
+    const policy = permissionPolicy({
+      rules: [parseRule("read(secrets/**)", "deny", "--deny")],
+      mode: () => "default",
+      roots: [root],
+    });
+    const run = async (input: LsInput) =>
+      (await runToolCall(
+        { type: "tool_call", id: "1", name: "ls", input },
+        toolRegistry([ls as Tool]),
+        { cwd: root, signal: new AbortController().signal, checks: policy.checks },
+      )).output;
+    assert.match((await list({}, root)).output, /link\.txt@ -> secrets\/key\.txt/);
+    assert.equal(
+      await run({}),
+      "notes.txt  2 B\n(2 entries hidden: the permission rules refuse reading them)",
+    );
+    assert.equal(
+      await run({ path: "secrets" }),
+      "(1 entry hidden: the permission rules refuse reading it)",
+    );
   } finally {
     await Deno.remove(root, { recursive: true });
   }
