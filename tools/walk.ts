@@ -102,7 +102,7 @@ export async function* walk(root: string, options: WalkOptions = {}): AsyncGener
   if (options.checkPath) {
     const realStart = await fs.realPath(startDir).catch(() => startDir);
     real = (path) => `${realStart}${path.slice(startDir.length)}`;
-    if (await _refused(fs, startDir, false, options, real)) return;
+    if (_refused(realStart, options)) return;
   }
 
   let rules: Ignore | undefined;
@@ -183,8 +183,12 @@ export async function* walk(root: string, options: WalkOptions = {}): AsyncGener
       const asDir = isDirectory && !entry.isSymlink;
       if (ruled && rules!.ignores(asDir ? `${key}/` : key)) continue;
       if (extra?.ignores(asDir ? `${rel}/` : rel)) continue;
-      if (options.checkPath && await _refused(fs, absolute, entry.isSymlink, options, real)) {
-        continue;
+      if (options.checkPath) {
+        // A symlink is checked as where it leads (gone, or changed on the way: left out too).
+        const target = entry.isSymlink
+          ? await fs.realPath(absolute).catch(() => undefined)
+          : real(absolute);
+        if (target === undefined || _refused(target, options)) continue;
       }
       children.push({ rel, key, absolute, isDirectory, isSymlink: entry.isSymlink });
     }
@@ -204,16 +208,8 @@ async function _list(fs: ToolFs, dir: string): Promise<ToolDirEntry[]> {
   return entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 }
 
-/** Whether the rules refuse reading an entry (a symlink by where it leads), telling why. */
-async function _refused(
-  fs: ToolFs,
-  absolute: string,
-  symlink: boolean,
-  options: WalkOptions,
-  realOf: (path: string) => string,
-): Promise<boolean> {
-  const real = symlink ? await fs.realPath(absolute).catch(() => undefined) : realOf(absolute);
-  if (real === undefined) return true; // gone, or changed on the way: nothing to show
+/** Whether the rules refuse reading a real path, telling `onRefused` why. */
+function _refused(real: string, options: WalkOptions): boolean {
   const refusal = options.checkPath!(real, "read");
   if (refusal) options.onRefused?.(real, refusal);
   return refusal !== undefined;
