@@ -244,6 +244,9 @@ export async function summarize(
   return { summary: previous ?? "", usage };
 }
 
+/** Characters per token that hardly any text passes (runs of one letter take about 8). */
+const _MOST_CHARS_PER_TOKEN = 8;
+
 /** The transcript in pieces of at most `room` tokens, split between messages. */
 function* _chunks(
   messages: readonly Message[],
@@ -254,6 +257,9 @@ function* _chunks(
   let tokens = 0;
   for (const message of messages) {
     let entry = transcriptEntry(message, options.maxToolChars);
+    // Longer than this, an entry surely passes `room`: cutting it first keeps counting short.
+    const most = room * _MOST_CHARS_PER_TOKEN;
+    if (entry.length > most) entry = _cut(entry, most);
     let size = options.counter.count(entry) + 1;
     if (size > room) {
       // One message larger than a request: keep what fits of it.

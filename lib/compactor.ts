@@ -148,9 +148,11 @@ class _Compactor implements Compactor {
     const usage = emptyUsage();
     const n = this.#sentLength = history.length;
     const ledger = this.#ledger;
+    // Cancelled while counting: the model call that follows ends the run as aborted.
+    const cancelled = () => ({ messages: ledger.messages(history, this.#view), usage });
     if (overflow) {
       if (!this.#auto) return undefined;
-      await ledger.count(history);
+      if (!await ledger.count(history, signal)) return cancelled();
       // The refused request is an upper bound of the window.
       const sent = ledger.estimate(this.#view, n, this.#reported);
       if (sent < this.#limits.contextWindow) {
@@ -162,7 +164,7 @@ class _Compactor implements Compactor {
       if (!this.#auto || ledger.surelyFits(this.#view, n, budget, this.#reported)) {
         return { messages: ledger.messages(history, this.#view), usage };
       }
-      await ledger.count(history);
+      if (!await ledger.count(history, signal)) return cancelled();
       if (ledger.estimate(this.#view, n, this.#reported) <= budget) {
         return { messages: ledger.messages(history, this.#view), usage };
       }
@@ -184,7 +186,7 @@ class _Compactor implements Compactor {
   }): Promise<CompactConversationResult> {
     const { signal, focus, keepRecentTokens } = options;
     this.#sync(history);
-    await this.#ledger.count(history);
+    if (!await this.#ledger.count(history, signal)) signal.throwIfAborted();
     const usage = emptyUsage();
     const tokensBefore = this.#estimate(history.length);
     const from = this.state?.replaces ?? 0;
@@ -291,7 +293,7 @@ class _Compactor implements Compactor {
       messages,
       previous: this.state?.summary,
       focus,
-      counter: this.#ledger.counter!,
+      counter: this.#ledger.counter,
       inputTokens: window - maxOutputTokens - Math.ceil(window * 0.05),
       maxOutputTokens,
       maxToolChars: Math.max(200, Math.min(Math.floor(window / 10), 2_000)),

@@ -12,14 +12,15 @@ import type { CompactionState } from "./context.ts";
 import type { Message, ToolMessage, UserMessage } from "./messages.ts";
 import type { Model, ToolDefinition } from "./model.ts";
 import {
-  loadedTokenCounter,
-  loadTokenCounter,
+  countTokensInSlices,
+  ESTIMATE_COUNTER,
   MESSAGE_OVERHEAD_TOKENS,
   messageChars,
   messageTokens,
-  requestTokens,
+  messageTokensInSlices,
   type TokenCounter,
   TOOL_CALL_OVERHEAD_TOKENS,
+  toolTokens,
 } from "./tokens.ts";
 
 /** How compaction keeps requests inside the context window. */
@@ -136,8 +137,9 @@ export const DROP_MIN_CHARS = 500;
 export class ContextLedger {
   readonly #system: string | undefined;
   readonly #tools: readonly ToolDefinition[];
-  #counter: TokenCounter | undefined;
+  readonly #counter: TokenCounter = ESTIMATE_COUNTER;
   #fixedChars: number | undefined;
+  #fixedCounted = false;
   #fixedTokens = 0;
   // Running sums over the history: characters; tokens as is; tokens with the output left
   // out; outputs that can be left out.
@@ -168,31 +170,41 @@ export class ContextLedger {
     return same;
   }
 
-  /** Loads the tokenizer if needed, and counts the tokens of messages not counted yet. */
-  async count(history: readonly Message[]): Promise<void> {
+  /**
+   * Counts the tokens of the messages not counted yet, a long text in slices so that other
+   * work goes on meanwhile. Returns false, leaving the rest uncounted, when `signal` aborts.
+   */
+  async count(history: readonly Message[], signal?: AbortSignal): Promise<boolean> {
     this.sync(history);
-    let counter = this.#counter;
-    if (!counter) {
-      counter = this.#counter = loadedTokenCounter() ?? await loadTokenCounter();
-      this.#fixedTokens = requestTokens(
-        { system: this.#system, messages: [], tools: this.#tools },
-        counter,
-      );
+    const counter = this.#counter;
+    try {
+      if (!this.#fixedCounted) {
+        const system = this.#system;
+        this.#fixedTokens = toolTokens(this.#tools, counter) +
+          (system
+            ? await countTokensInSlices(system, counter, signal) + MESSAGE_OVERHEAD_TOKENS
+            : 0);
+        this.#fixedCounted = true;
+      }
+      for (let i = this.#full.length - 1; i < history.length; i++) {
+        const message = history[i];
+        const tokens = await messageTokensInSlices(message, counter, signal);
+        const droppable = isDroppable(message);
+        this.#full.push(this.#full[i] + tokens);
+        this.#dropped.push(
+          this.#dropped[i] + (droppable ? messageTokens(droppedOutput(message), counter) : tokens),
+        );
+        this.#droppable.push(this.#droppable[i] + (droppable ? 1 : 0));
+      }
+    } catch (error) {
+      if (signal?.aborted) return false;
+      throw error;
     }
-    for (let i = this.#full.length - 1; i < history.length; i++) {
-      const message = history[i];
-      const tokens = messageTokens(message, counter);
-      const droppable = isDroppable(message);
-      this.#full.push(this.#full[i] + tokens);
-      this.#dropped.push(
-        this.#dropped[i] + (droppable ? messageTokens(droppedOutput(message), counter) : tokens),
-      );
-      this.#droppable.push(this.#droppable[i] + (droppable ? 1 : 0));
-    }
+    return true;
   }
 
-  /** The token counter, once {@link ContextLedger.count} loaded it. */
-  get counter(): TokenCounter | undefined {
+  /** The token counter. */
+  get counter(): TokenCounter {
     return this.#counter;
   }
 
@@ -265,7 +277,7 @@ export class ContextLedger {
   #raw(view: SentView, n: number): number {
     const from = view.state?.replaces ?? 0;
     const drop = Math.max(from, Math.min(view.dropBefore, n));
-    const summary = view.state ? messageTokens(summaryMessageOf(view.state), this.#counter!) : 0;
+    const summary = view.state ? messageTokens(summaryMessageOf(view.state), this.#counter) : 0;
     return this.#fixedTokens + summary + this.#dropped[drop] - this.#dropped[from] +
       this.#full[n] - this.#full[drop];
   }

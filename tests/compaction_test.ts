@@ -636,13 +636,17 @@ Deno.test("compactionLimits() reserves the output limit up to 20% of the window"
   assert.throws(() => compactionLimits(model(), { keepRecentTokens: -1 }), RangeError);
 });
 
-Deno.test("loadTokenCounter() falls back to characters / 4 when the tokenizer cannot load", async () => {
+Deno.test("loadTokenCounter() gives the estimate, or a tokenizer's exact count; the estimate when it cannot load", async () => {
+  assert.equal(counter.name, "o200k_estimate");
   const fallback = await loadTokenCounter(() => Promise.reject(new Error("not installed")));
-  assert.equal(fallback.name, "chars/4");
-  assert.equal(fallback.count("x".repeat(10)), 3);
-  assert.equal(counter.name, "o200k_base");
+  assert.equal(fallback.name, "o200k_estimate");
+  const exact = await loadTokenCounter(() => import("gpt-tokenizer/encoding/o200k_base"));
+  assert.equal(exact.name, "exact");
+  assert.equal(exact.count("Hello world"), 2);
   // Special-token text in a conversation is counted as text, not refused.
-  assert.ok(counter.count("<|endoftext|> is plain text here") > 5);
+  for (const each of [counter, exact]) {
+    assert.ok(each.count("<|endoftext|> is plain text here") > 5);
+  }
 });
 
 Deno.test("openai provider: a 400 about the context length compacts and the retry succeeds", async () => {

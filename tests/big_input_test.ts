@@ -1,0 +1,301 @@
+/**
+ * Input that could freeze the agent, through the real CLI and `agent serve`: a model sending
+ * a tool argument of 400 KB and of 10 MB without a space, Ctrl+C while such an input is being
+ * dealt with, and the service answering others while one run's huge message is. Every process
+ * gets a HOME, data directory and working directory of its own, removed afterwards.
+ */
+
+import "./isolated_env.ts";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { SUMMARY_SYSTEM_PROMPT } from "../mod.ts";
+import { type MockReply, type MockServer, startMockOpenAIServer } from "../testing.ts";
+import { denoDir, MOD, tempDir } from "./terminal_support.ts";
+
+/** `length` lowercase letters without a space, the same ones on every run. */
+function letters(length: number): string {
+  const codes = new Uint8Array(length);
+  let seed = 15;
+  for (let i = 0; i < length; i++) {
+    seed = (seed * 1_103_515_245 + 12_345) >>> 0;
+    codes[i] = 97 + (seed >>> 16) % 26;
+  }
+  return new TextDecoder().decode(codes);
+}
+
+/** A model playing `script`, and answering every summary request with a short summary. */
+function model(script: (body: Record<string, unknown>) => MockReply): MockServer {
+  return startMockOpenAIServer({
+    replies: (body) => {
+      const messages = body.messages as { role: string; content: unknown }[];
+      const summary = messages[0]?.role === "system" &&
+        messages[0].content === SUMMARY_SYSTEM_PROMPT;
+      return summary ? { text: "## Goal\nWrite big.txt" } : script(body);
+    },
+  });
+}
+
+/** Replies in order, then "done". */
+function inOrder(...replies: MockReply[]): (body: Record<string, unknown>) => MockReply {
+  return () => replies.shift() ?? { text: "done" };
+}
+
+/** A model asking to write `content` to big.txt, then saying `then`. */
+function writesBig(content: string, then: MockReply): MockServer {
+  return model(inOrder({
+    toolCalls: [{ name: "write", arguments: { path: "big.txt", content } }],
+  }, then));
+}
+
+/** A directory for one process (home, data, work), removed on dispose. */
+async function processDirs() {
+  const root = await tempDir("agent_big_");
+  const dirs = {
+    root,
+    home: join(root, "home"),
+    data: join(root, "data"),
+    work: join(root, "work"),
+  };
+  for (const dir of [dirs.home, dirs.data, dirs.work]) await Deno.mkdir(dir, { mode: 0o700 });
+  return {
+    ...dirs,
+    async [Symbol.asyncDispose]() {
+      await Deno.remove(root, { recursive: true });
+    },
+  };
+}
+
+async function processEnv(
+  dirs: { home: string; data: string },
+  server: MockServer,
+): Promise<Record<string, string>> {
+  return {
+    PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+    HOME: dirs.home,
+    DENO_DIR: await denoDir(),
+    AGENT_DATA_DIR: dirs.data,
+    AGENT_CONFIG_DIR: join(dirs.home, "config"),
+    OPENAI_API_KEY: "sk-big-input-test",
+    OPENAI_BASE_URL: server.url,
+    NO_COLOR: "1",
+  };
+}
+
+/** A headless CLI run printing its events, read line by line as they come. */
+interface CliRun extends AsyncDisposable {
+  readonly child: Deno.ChildProcess;
+  /** The events printed so far. */
+  readonly events: { type: string; [key: string]: unknown }[];
+  /** Resolves with the first event `found` accepts (or rejects when the output ends). */
+  waitFor(found: (event: { type: string; [key: string]: unknown }) => boolean): Promise<void>;
+  /** The exit code, or undefined when the process has not ended after `ms`. */
+  exitWithin(ms: number): Promise<number | undefined>;
+  stderr(): string;
+}
+
+async function startCli(server: MockServer, dirs: { home: string; data: string; work: string }) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MOD, "-m", "openai/test", "--output", "stream-json", "--sandbox", "off"]
+      .concat(["--cwd", dirs.work, "write big.txt"]),
+    env: await processEnv(dirs, server),
+    clearEnv: true,
+    cwd: dirs.work,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const events: CliRun["events"] = [];
+  const waiters: { found: (event: CliRun["events"][number]) => boolean; done: () => void }[] = [];
+  let stderr = "";
+  const reading = (async () => {
+    let pending = "";
+    for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+      pending += chunk;
+      let end: number;
+      while ((end = pending.indexOf("\n")) >= 0) {
+        const event = JSON.parse(pending.slice(0, end));
+        pending = pending.slice(end + 1);
+        events.push(event);
+        for (const waiter of waiters.filter((waiter) => waiter.found(event))) waiter.done();
+      }
+    }
+  })();
+  const readingErr = (async () => {
+    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) stderr += chunk;
+  })();
+  const run: CliRun = {
+    child,
+    events,
+    waitFor(found) {
+      if (events.some(found)) return Promise.resolve();
+      const { promise, resolve, reject } = Promise.withResolvers<void>();
+      waiters.push({ found, done: resolve });
+      reading.then(() => reject(new Error(`the output ended first:\n${stderr}`)));
+      return promise;
+    },
+    async exitWithin(ms) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<undefined>((resolve) =>
+        timer = setTimeout(() => resolve(undefined), ms)
+      );
+      const status = await Promise.race([child.status, late]);
+      clearTimeout(timer);
+      return status?.code;
+    },
+    stderr: () => stderr,
+    async [Symbol.asyncDispose]() {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* it has ended */ }
+      await child.status;
+      await reading.catch(() => {});
+      await readingErr;
+    },
+  };
+  return run;
+}
+
+/** What the run's result event says. */
+function resultOf(run: CliRun): Record<string, unknown> {
+  const result = run.events.find((event) => event.type === "result");
+  assert.ok(result, `no result event:\n${run.stderr()}`);
+  return result;
+}
+
+// The deadlines below are many times what these runs take (well under two seconds each); a run
+// that counts tokens in time quadratic in a word's length takes minutes, or hours, to pass them.
+
+Deno.test("big input: a 400 KB tool argument without a space is written and the run goes on", async () => {
+  await using dirs = await processDirs();
+  const content = letters(400_000);
+  await using server = writesBig(content, { text: "Written." });
+  await using run = await startCli(server, dirs);
+  const code = await run.exitWithin(30_000);
+  assert.equal(code, 0, `the run did not end in 30 s:\n${run.stderr()}`);
+  assert.equal(resultOf(run).status, "success");
+  assert.equal(resultOf(run).text, "Written.");
+  assert.equal(await Deno.readTextFile(join(dirs.work, "big.txt")), content);
+  // The model got the whole call back, with the tool's answer.
+  assert.equal(server.requests.length, 2);
+  assert.ok(JSON.stringify(server.requests[1].body).includes(content));
+});
+
+Deno.test("big input: a 10 MB tool argument without a space is written and the run goes on", async () => {
+  await using dirs = await processDirs();
+  const content = letters(10_000_000);
+  await using server = writesBig(content, { text: "Written." });
+  await using run = await startCli(server, dirs);
+  const code = await run.exitWithin(120_000);
+  assert.equal(code, 0, `the run did not end in 120 s:\n${run.stderr()}`);
+  assert.equal(resultOf(run).status, "success");
+  assert.equal(resultOf(run).text, "Written.");
+  assert.equal((await Deno.stat(join(dirs.work, "big.txt"))).size, 10_000_000);
+  // Far past the context window: compaction summarized what it could, and said so.
+  const compaction = run.events.find((event) => event.type === "compaction");
+  assert.ok(compaction && (compaction.tokensBefore as number) > 1_000_000);
+});
+
+Deno.test("big input: Ctrl+C ends a headless run busy with a huge input, exit code 130", async () => {
+  await using dirs = await processDirs();
+  // The model would answer only after two minutes: the run ends well before, on Ctrl+C.
+  await using server = writesBig(letters(1_000_000), { text: "late", delayMs: 120_000 });
+  await using run = await startCli(server, dirs);
+  // The tool has written the file; the next request, with the whole call in it, is on its way.
+  await run.waitFor((event) => event.type === "turn_start" && event.turn === 2);
+  run.child.kill("SIGINT");
+  const code = await run.exitWithin(60_000);
+  assert.equal(code, 130, `no exit within 60 s of Ctrl+C:\n${run.stderr()}`);
+  assert.equal(resultOf(run).status, "aborted");
+});
+
+/** An `agent serve` process with a token of its own, and its URL once it listens. */
+async function startServe(server: MockServer, dirs: { home: string; data: string; work: string }) {
+  const token = crypto.randomUUID();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MOD, "serve", "--port", "0", "-m", "openai/test", "--sandbox", "off"],
+    env: { ...await processEnv(dirs, server), AGENT_SERVE_TOKEN: token },
+    clearEnv: true,
+    cwd: dirs.work,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  let stderr = "";
+  const listening = Promise.withResolvers<string>();
+  const reading = (async () => {
+    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
+      stderr += chunk;
+      const url = /serving \S+ on (http:\/\/\S+) .*\n/.exec(stderr)?.[1];
+      if (url) listening.resolve(url);
+    }
+    listening.reject(new Error(`agent serve did not listen:\n${stderr}`));
+  })();
+  const dispose = async () => {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* it has ended */ }
+    await child.status;
+    await reading.catch(() => {});
+  };
+  let url: string;
+  try {
+    url = await listening.promise;
+  } catch (error) {
+    await dispose();
+    throw error;
+  }
+  return {
+    stderr: () => stderr,
+    /** `fetch` of a path with the token; given up after `ms`. */
+    fetch(path: string, ms: number, init: RequestInit = {}): Promise<Response> {
+      const headers = new Headers(init.headers);
+      headers.set("authorization", `Bearer ${token}`);
+      return fetch(`${url}${path}`, { ...init, headers, signal: AbortSignal.timeout(ms) });
+    },
+    [Symbol.asyncDispose]: dispose,
+  };
+}
+
+/** The JSON of a run request. */
+function runRequest(message: string, stream: boolean): RequestInit {
+  return {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ message, stream }),
+  };
+}
+
+Deno.test("big input: agent serve answers others while one run's huge message is dealt with", async () => {
+  await using dirs = await processDirs();
+  await using server = model((body) => {
+    const messages = body.messages as { role: string; content: unknown }[];
+    // The huge run's model would answer only after two minutes; the small run's at once.
+    return messages.at(-1)!.content === "small"
+      ? { text: "small answer" }
+      : { text: "late", delayMs: 120_000 };
+  });
+  await using served = await startServe(server, dirs);
+
+  const huge = await served.fetch("/v1/runs", 60_000, runRequest(letters(1_000_000), true));
+  assert.equal(huge.status, 200);
+  // Its first turn has started: the huge message is being counted and sent.
+  const reader = huge.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  while (!seen.includes('"type":"turn_start"')) {
+    const { value, done } = await reader.read();
+    assert.ok(!done, `the huge run's stream ended:\n${seen.slice(0, 2_000)}`);
+    seen += value;
+  }
+
+  const health = await served.fetch("/v1/health", 30_000).catch((error) => error);
+  assert.ok(health instanceof Response, `no answer to /v1/health in 30 s: ${health}`);
+  assert.equal(health.status, 200);
+  await health.body?.cancel();
+  const small = await served.fetch("/v1/runs", 30_000, runRequest("small", false))
+    .catch((error) => error);
+  assert.ok(small instanceof Response, `no answer to a small run in 30 s: ${small}`);
+  const answer = await small.json();
+  assert.equal(answer.run.status, "success", JSON.stringify(answer));
+  assert.equal(answer.run.result.text, "small answer");
+  await reader.cancel();
+});
