@@ -10,6 +10,7 @@ import {
   type RuleKind,
 } from "../mod.ts";
 import { commandPattern, normalHost, toolChecks } from "../lib/permissions/mod.ts";
+import { permissionPolicy } from "../lib/permissions/policy.ts";
 
 const CWD = "/work/project";
 
@@ -760,4 +761,42 @@ Deno.test("fetch rules see a host as URLs name it: case, dots, IDN, IPv4 forms, 
   for (const bad of ["a.com:80", "a.com/x", "user@a.com", "a b.com"]) {
     assert.throws(() => parseRule(`fetch(domain:${bad})`, "deny", "--deny"), /not a domain/, bad);
   }
+});
+
+Deno.test("permissionPolicy(): a call the user let through passes ask rules in its tool, not others", async () => {
+  await using space = await linkedWorkspace();
+  const asked: string[] = [];
+  const policy = permissionPolicy({
+    rules: rules(["ask", "read(private/**)"]),
+    mode: () => "default",
+    ask: (request) => {
+      asked.push(request.call.id);
+      return Promise.resolve("yes");
+    },
+    roots: [space.cwd],
+  });
+  const tool = {
+    name: "grep",
+    description: "",
+    inputSchema: {},
+    capabilities: [],
+    execute: () => "",
+  };
+  const request = (id: string, path: string) => ({
+    call: { type: "tool_call" as const, id, name: "grep", input: { pattern: "x", path } },
+    tool,
+    cwd: space.cwd,
+    signal: new AbortController().signal,
+  });
+  const token = `${space.vault}/token.txt`;
+  // Asked about the private directory and let through: its files are the call's to search.
+  assert.equal((await policy(request("a", "private"))).behavior, "allow");
+  assert.equal(
+    (await policy.checks!(request("a", "private"))).checkPath!(token, "read"),
+    undefined,
+  );
+  // A search of the whole workspace was not asked about: the private files stay out of it.
+  assert.equal((await policy(request("b", "."))).behavior, "allow");
+  assert.match((await policy.checks!(request("b", "."))).checkPath!(token, "read")!, /approval/);
+  assert.deepEqual(asked, ["a"]);
 });
