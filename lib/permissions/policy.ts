@@ -12,6 +12,7 @@ import { isInside } from "../../tools/paths.ts";
 import { evaluateRules, parseRule, type PermissionRule } from "./rules.ts";
 import { commandsOf } from "./shell.ts";
 import { toolChecks } from "./tool_checks.ts";
+import { protectedWriteCheck, protectedWriteRefusal } from "./protected_writes.ts";
 
 /**
  * How much the agent may do without asking: `plan` only looks (read-only tools) and proposes;
@@ -99,6 +100,9 @@ export function permissionPolicy(options: PolicyOptions): PermissionCallback {
     }
     const verdict = await evaluateRules(rules, call, { cwd });
     if (verdict.decision === "deny") return _deny(verdict.reason ?? "denied by a rule");
+    // Files that would run code outside the sandbox change only under a rule that names them.
+    const refusal = await protectedWriteRefusal(request, rules);
+    if (refusal) return _deny(refusal);
     if (verdict.decision === "allow") return { behavior: "allow" };
     if (verdict.decision === "ask") return await _ask(verdict.reason ?? "a rule asks", request);
     // No rule: the mode decides. Looking never needs asking; headless runs go by Deno's grants.
@@ -111,11 +115,19 @@ export function permissionPolicy(options: PolicyOptions): PermissionCallback {
     return await _ask(`"${call.name}" changes things`, request);
   };
   // What the allowed call's tool actually touches meets the same rules.
-  policy.checks = (request) =>
-    toolChecks(rules, request.call, {
+  policy.checks = async (request) => {
+    const checks = await toolChecks(rules, request.call, {
       cwd: request.cwd,
       approved: approved.delete(request.call.id),
     });
+    // And what it opens to change is no protected file it was not explicitly allowed.
+    const guard = await protectedWriteCheck(request, rules);
+    const byRules = checks.checkPath;
+    return {
+      ...checks,
+      checkPath: (path, access) => guard(path, access) ?? byRules?.(path, access),
+    };
+  };
   return policy;
 
   async function _ask(why: string, request: PermissionRequest): Promise<PermissionDecision> {

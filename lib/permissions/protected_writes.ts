@@ -13,7 +13,7 @@
 
 import { basename, dirname, join, resolve } from "node:path";
 import type { PermissionRequest } from "../hooks.ts";
-import { protectedEntry } from "../sandbox/protected.ts";
+import { type ProtectedEntry, protectedEntry } from "../sandbox/protected.ts";
 import { evaluateRules, type PermissionRule, ruleCoversTool } from "./rules.ts";
 
 /** Tools that change files by name whatever their capabilities say. */
@@ -48,6 +48,53 @@ export async function protectedWriteRefusal(
   rules: readonly PermissionRule[],
   home: string | undefined = _home(),
 ): Promise<string | undefined> {
+  const found = await _decide(request, rules, home);
+  return found && !found.allowed
+    ? _refusal(found.entry, request.call.name, found.shown)
+    : undefined;
+}
+
+/**
+ * The check, for the tool's context, of each real path a call opens to change: a protected
+ * entry is refused unless it is the one the call named and a rule allowed (so that a symbolic
+ * link swapped in between the decision and the opening leads nowhere protected). Reading is
+ * never refused here.
+ *
+ * @example
+ * ```ts
+ * import { protectedWriteCheck } from "./protected_writes.ts";
+ * const check = await protectedWriteCheck({
+ *   call: { type: "tool_call", id: "1", name: "write", input: { path: "notes.md", content: "" } },
+ *   tool: { name: "write", description: "", inputSchema: {}, capabilities: ["write"], execute: () => "" },
+ *   cwd: "/nonexistent/work",
+ * }, []);
+ * if (!check("/nonexistent/work/.git/hooks/pre-commit", "write")) throw new Error("not refused");
+ * if (check("/nonexistent/work/notes.md", "write") || check("/w/.git/config", "read")) {
+ *   throw new Error("refused");
+ * }
+ * ```
+ */
+export async function protectedWriteCheck(
+  request: Pick<PermissionRequest, "call" | "tool" | "cwd">,
+  rules: readonly PermissionRule[],
+  home: string | undefined = _home(),
+): Promise<(path: string, access: "read" | "write") => string | undefined> {
+  const found = await _decide(request, rules, home);
+  const allowed = found?.allowed ? found.entry.path : undefined;
+  return (path, access) => {
+    if (access !== "write") return undefined;
+    const entry = protectedEntry(path, home);
+    if (!entry || entry.path === allowed) return undefined;
+    return _refusal(entry, request.call.name, path);
+  };
+}
+
+/** The protected entry a call's path is in, and whether a rule that names it allows the call. */
+async function _decide(
+  request: Pick<PermissionRequest, "call" | "tool" | "cwd">,
+  rules: readonly PermissionRule[],
+  home: string | undefined,
+): Promise<{ entry: ProtectedEntry; allowed: boolean; shown: string } | undefined> {
   const { call, cwd } = request;
   const changes = _FILE_CHANGERS.has(call.name) ||
     (request.tool?.capabilities ?? []).includes("write");
@@ -56,15 +103,21 @@ export async function protectedWriteRefusal(
   const given = resolve(cwd, path);
   const entry = protectedEntry(given, home) ?? protectedEntry(_real(given), home);
   if (!entry) return undefined;
+  const shown = _shown(path, cwd);
   for (const rule of rules) {
     if (rule.kind !== "allow" || !rule.pattern || !ruleCoversTool(rule.tool, call.name)) continue;
     if (!rule.pattern.toLowerCase().includes(entry.anchor.toLowerCase())) continue;
-    if ((await evaluateRules([rule], call, { cwd, home })).decision === "allow") return undefined;
+    if ((await evaluateRules([rule], call, { cwd, home })).decision === "allow") {
+      return { entry, allowed: true, shown };
+    }
   }
-  const shown = _shown(path, cwd);
+  return { entry, allowed: false, shown };
+}
+
+function _refusal(entry: ProtectedEntry, tool: string, shown: string): string {
   return `${entry.path} would run code outside the sandbox (${entry.why}), so the file tools ` +
     `change it only under a rule that names it: ask the user to allow it, e.g. ` +
-    `--allow "${call.name}(${shown})", if they want it changed`;
+    `--allow "${tool}(${shown})", if they want it changed`;
 }
 
 /** The path as a rule would name it: relative to the working directory when inside it. */

@@ -37,6 +37,11 @@ export interface SandboxArgsOptions {
    * its own), e.g. the Deno cache that a server run by `deno run npm:…` is loaded from.
    */
   readable?: string[];
+  /**
+   * The `bwrap` that will run the sandbox: without `--allow-all`, Deno does not let the agent
+   * read the host's list of sockets, which this reads instead.
+   */
+  bwrap?: string;
 }
 
 /**
@@ -206,7 +211,7 @@ function _prepare(options: SandboxArgsOptions): { args: string[]; held: HeldPlac
     ...(home ? hiddenInHome(home) : []),
     ...SANDBOX_HIDDEN_SYSTEM,
     ...(runtime && isAbsolute(runtime) ? [runtime] : []),
-    ...(options.net ? [] : hiddenSockets()),
+    ...(options.net ? [] : hiddenSockets(options.bwrap)),
     ...(options.hide ?? []).map((path) => resolve(cwd, path)),
   ];
   const emptied = new Set<string>();

@@ -100,8 +100,10 @@ export const SANDBOX_SOCKET_DIRECTORIES: readonly string[] = ["/run", "/var/run"
 /**
  * What to hide, without the network, so that no unix socket of the host answers a command: each
  * socket the kernel lists (`/proc/net/unix`), wherever it is; abstract ones, which a network
- * namespace of its own cuts off, and those of other mount namespaces are left out. What cannot
- * be checked without asking Deno (nobody is asked) is made up for by hiding
+ * namespace of its own cuts off, and those of other mount namespaces are left out. Deno reads
+ * `/proc` only with `--allow-all`; short of it, the list is read by `cat` in a bare bubblewrap
+ * namespace (`bwrap`, when given and Deno grants running it). What cannot be checked that way,
+ * without asking Deno (nobody is asked), is made up for by hiding
  * {@link SANDBOX_SOCKET_DIRECTORIES} whole.
  *
  * @example
@@ -111,16 +113,11 @@ export const SANDBOX_SOCKET_DIRECTORIES: readonly string[] = ["/run", "/var/run"
  * if (!paths.every((path) => path.startsWith("/"))) throw new Error("unexpected");
  * ```
  */
-export function hiddenSockets(): string[] {
+export function hiddenSockets(bwrap?: string): string[] {
+  const text = _socketList(bwrap);
+  if (text === undefined) return [...SANDBOX_SOCKET_DIRECTORIES];
   const readable = (path: string) =>
     Deno.permissions.querySync({ name: "read", path }).state === "granted";
-  let text: string;
-  try {
-    if (!readable(_SOCKET_LIST)) return [...SANDBOX_SOCKET_DIRECTORIES];
-    text = Deno.readTextFileSync(_SOCKET_LIST);
-  } catch {
-    return [...SANDBOX_SOCKET_DIRECTORIES];
-  }
   const paths = new Set<string>();
   let unchecked = false;
   for (const line of text.split("\n").slice(1)) {
@@ -138,6 +135,30 @@ export function hiddenSockets(): string[] {
     }
   }
   return [...paths, ...(unchecked ? SANDBOX_SOCKET_DIRECTORIES : [])];
+}
+
+/** The kernel's list of unix sockets: read by Deno itself, else through `bwrap`, else none. */
+function _socketList(bwrap: string | undefined): string | undefined {
+  try {
+    return Deno.readTextFileSync(_SOCKET_LIST);
+  } catch {
+    // Deno reads /proc only with --allow-all.
+  }
+  if (!bwrap || Deno.permissions.querySync({ name: "run", command: bwrap }).state !== "granted") {
+    return undefined;
+  }
+  try {
+    const output = new Deno.Command(bwrap, {
+      args: ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--unshare-pid"]
+        .concat(["--die-with-parent", "--cap-drop", "ALL", "--", "cat", _SOCKET_LIST]),
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).outputSync();
+    return output.success ? new TextDecoder().decode(output.stdout) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
