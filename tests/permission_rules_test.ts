@@ -453,6 +453,12 @@ Deno.test("a program that is data and cannot be seen is asked about, never allow
     "nsenter -Q rm x",
     "chrt --policy 1 rm x",
     "runuser -u me rm -rf x",
+    // A start-up file a shell runs first.
+    "BASH_ENV=/dev/stdin bash -c true <<< 'rm x'",
+    "export BASH_ENV=/tmp/x; bash -c true",
+    "env BASH_ENV=/tmp/x bash -c true",
+    "ENV=/dev/stdin sh -i <<< 'rm x'",
+    "bash --rcfile <(echo rm x) -i",
   ];
   for (const line of unseen) {
     const result = await decide(deny, "bash", { command: line });
@@ -478,6 +484,7 @@ Deno.test("a program that is data and cannot be seen is asked about, never allow
     assert.equal(result.decision, undefined, `${JSON.stringify(line)}: ${result.reason}`);
     assert.match(result.reason!, /^not allowed: /, line);
   }
+  assert.equal(await bash(deny, "ENV=production node app.js"), undefined);
   for (const line of ["bash -c 'ls'", "bash x.sh", "source x.sh", "sudo ls"]) {
     assert.equal(await bash(allow, line), "allow", line);
   }

@@ -22,8 +22,9 @@
  *   here-document or here-string (`bash <<< 'rm x'`, `bash /dev/stdin <<'EOF'`), whose
  *   commands deny and ask rules still see.
  * - What cannot be known from the text (a command name from an expansion or glob, `eval "$x"`,
- *   `bash -c "$x"`, a shell reading a pipe, `bash <(…)`, `source /dev/fd/3`, a wrapper option
- *   not known here) is never allowed by a pattern; when deny or ask rules exist, the call is
+ *   `bash -c "$x"`, a shell reading a pipe, `bash <(…)`, `source /dev/fd/3`, `BASH_ENV=…` or
+ *   a shell's `ENV=…` naming a file it runs first, a wrapper option not known here) is never
+ *   allowed by a pattern; when deny or ask rules exist, the call is
  *   asked about (refused where nobody can answer).
  * - A line that cannot be parsed is never allowed by a pattern; deny and ask rules are matched
  *   against its text, whole and cut at every operator with quotes dropped; when none matches

@@ -9,7 +9,7 @@
 
 import type { Node } from "web-tree-sitter";
 import { type BashParse, loadBashParser } from "./bash_parser.ts";
-import { type ShellWord, unwrapCommand } from "./wrappers.ts";
+import { isShell, type ShellWord, unwrapCommand } from "./wrappers.ts";
 import { standardInput } from "./stdin.ts";
 import { wordOf, wordsOf } from "./words.ts";
 
@@ -106,10 +106,23 @@ function _walk(parse: BashParse, node: Node, scope: _Scope, out: ShellCommand[])
   if (node.type === "declaration_command" || node.type === "unset_command") {
     const keyword = node.children[0]?.text ?? node.type;
     const words = [keyword, ...wordsOf(node.namedChildren).map((word) => word.text)];
-    out.push({ words, assignments: [...scope.assignments], wrappers: [...scope.wrappers] });
+    const opaque = _startup(words);
+    out.push({
+      words,
+      assignments: [...scope.assignments],
+      wrappers: [...scope.wrappers],
+      ...(opaque ? { opaque } : {}),
+    });
   }
   if (node.type === "variable_assignment" && _standalone(node)) {
-    out.push({ words: [], assignments: [wordOf(node).text], wrappers: [...scope.wrappers] });
+    const assignment = wordOf(node).text;
+    const opaque = _startup([assignment]);
+    out.push({
+      words: [],
+      assignments: [assignment],
+      wrappers: [...scope.wrappers],
+      ...(opaque ? { opaque } : {}),
+    });
   }
   for (const child of node.children) _walk(parse, child, scope, out);
 }
@@ -182,6 +195,12 @@ function _expand(parse: BashParse, words: ShellWord[], scope: _Scope, out: Shell
     push(`the command name ${words[0].text} is only known when the line runs`);
     return;
   }
+  const shell = isShell(words[0].text);
+  const startup = _startup(scope.assignments, shell);
+  if (startup) {
+    push(startup);
+    return;
+  }
   const found = unwrapCommand(words);
   if (!found) {
     push();
@@ -220,6 +239,16 @@ function _expand(parse: BashParse, words: ShellWord[], scope: _Scope, out: Shell
       else mark("opaque", run.stdin);
     }
   }
+}
+
+/**
+ * Why setting these variables runs a file of their choosing in a shell (`BASH_ENV` in every
+ * bash that starts, `ENV` in a shell's own), or "" when none does.
+ */
+function _startup(assignments: readonly string[], shell = false): string {
+  const names = shell ? /^(BASH_ENV|ENV)=/ : /^BASH_ENV=/;
+  const found = assignments.find((assignment) => names.test(assignment));
+  return found ? `${found.slice(0, found.indexOf("="))} names a file that a shell runs first` : "";
 }
 
 /** The source text from `start` to `end`, both within `node`'s parent's tree. */

@@ -171,6 +171,19 @@ export function unwrapCommand(words: readonly ShellWord[]): Unwrapped | undefine
   return { self: false, runs: [{ words: rest, assignments }] };
 }
 
+/**
+ * Whether a command word names a shell (`bash`, `/bin/sh`, `dash`, …).
+ *
+ * @example
+ * ```ts
+ * import { isShell } from "./wrappers.ts";
+ * if (!isShell("/usr/bin/bash") || isShell("node")) throw new Error("unexpected");
+ * ```
+ */
+export function isShell(word: string): boolean {
+  return _SHELLS.has(word.split("/").pop()!);
+}
+
 /** What a wrapper with an option not known here runs: unknowable. */
 export function unknownOption(name: string): Unwrapped {
   return { self: true, runs: [{ opaque: `${name} has an option not known here` }] };
@@ -213,6 +226,10 @@ function _shell(name: string, args: readonly ShellWord[]): Unwrapped | undefined
   const parsed = parseOptions(args, SHELL_OPTIONS);
   if (!parsed) return unknownOption(name);
   if (parsed.none) return { self: true, runs: [] };
+  // A start-up file that is data runs before anything else.
+  const startup = parsed.given.get("rcfile") ?? parsed.given.get("init-file");
+  const data = startup === undefined || startup === true ? undefined : _dataProgram(name, startup);
+  if (data) return { self: true, runs: ["stdin" in data ? { opaque: data.stdin } : data] };
   const [first] = parsed.rest;
   if (parsed.given.has("c")) {
     const why = `${name} -c is given its command line only when the line runs`;
@@ -221,8 +238,8 @@ function _shell(name: string, args: readonly ShellWord[]): Unwrapped | undefined
   if (!first || parsed.given.has("s")) {
     return { self: true, runs: [{ stdin: `${name} reads its commands from standard input` }] };
   }
-  const data = _dataProgram(name, first);
-  return data ? { self: true, runs: [data] } : undefined; // `bash x.sh`: a command like any other
+  const script = _dataProgram(name, first);
+  return script ? { self: true, runs: [script] } : undefined; // `bash x.sh`: a command like any other
 }
 
 function _source(name: string, args: readonly ShellWord[]): Unwrapped | undefined {
