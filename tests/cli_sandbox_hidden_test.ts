@@ -172,9 +172,9 @@ Deno.test({
       config,
     });
     assert.equal(run.code, 0, run.stderr);
-    assert.doesNotMatch(run.stderr, /"sandbox" ignored/);
     const [output] = outputs(run);
     assert.doesNotMatch(output, /SECRET/, output);
+    assert.doesNotMatch(run.stderr, /"sandbox" ignored/);
     for (const path of [...SECRETS, ...added]) {
       assert.ok(output.includes(`unreadable ${path}`), `${path}: ${output}`);
     }

@@ -89,10 +89,12 @@ Deno.test({
         `echo inside > made.txt && cat made.txt`,
         `echo escaped > ${outside}/escaped.txt`,
         `echo "key=\${OPENAI_API_KEY:-unset}"; grep -c sk-sandbox-test /proc/1/environ || true`,
-        `git init -q . && git -c user.email=a@b -c user.name=a commit -q --allow-empty -m first ` +
+        `git -c user.email=a@b -c user.name=a commit -q --allow-empty -m first ` +
           `&& git log --oneline | wc -l`,
       ),
     });
+    // The repository is the user's to make; commits inside the sandbox are the command's.
+    assert.ok((await new Deno.Command("git", { args: ["init", "-q"], cwd: dir }).output()).success);
     const run = await runCli(server, ["--cwd", dir, "--sandbox", "required", "go"]);
     assert.equal(run.code, 0, run.stderr);
     const start = run.events[0];

@@ -19,6 +19,7 @@ import {
   toolRegistry,
 } from "../mod.ts";
 import type { BashToolOptions } from "../tools/bash.ts";
+import { guardPlan, holdPlaceholders, isPlaceholder, protectedEntry } from "../lib/sandbox/mod.ts";
 
 // These tests run real bubblewrap. Where it cannot run, they are skipped, saying why; the
 // tests of the pure parts run everywhere.
@@ -447,6 +448,109 @@ Deno.test({
       await Deno.remove(ws, { recursive: true });
     }
   },
+});
+
+Deno.test("protectedEntry() finds the entry a path is in by name, at any depth, ignoring case", () => {
+  const entry = (path: string, home?: string) => {
+    const found = protectedEntry(path, home);
+    return found && `${found.path} ${found.anchor}`;
+  };
+  assert.equal(entry("/w/.git/config"), "/w/.git/config .git");
+  assert.equal(entry("/w/a/b/.git/hooks/pre-push"), "/w/a/b/.git/hooks .git");
+  assert.equal(entry("/w/.Git/Config"), "/w/.Git/Config .git");
+  assert.equal(entry("/w/sub/.git"), "/w/sub/.git .git", "a .git file points git elsewhere");
+  assert.equal(entry("/w/.git/modules/x/index"), "/w/.git/modules .git");
+  assert.equal(entry("/w/pkg/.agent/settings.json"), "/w/pkg/.agent .agent");
+  assert.equal(entry("/w/.envrc"), "/w/.envrc .envrc");
+  assert.equal(entry("/w/.vscode/tasks.json"), "/w/.vscode .vscode");
+  assert.equal(entry("/home/ada/.bashrc", "/home/ada"), "/home/ada/.bashrc .bashrc");
+  assert.equal(entry("/home/ada/.config/git/config", "/home/ada"), "/home/ada/.config/git git");
+  for (
+    const free of ["/w/.git/HEAD", "/w/.git/objects/ab/cd", "/w/src/.gitignore", "/w/AGENTS.md"]
+  ) {
+    assert.equal(entry(free), undefined, free);
+  }
+  assert.equal(entry("/w/.bashrc", "/home/ada"), undefined, "startup files only count at home");
+});
+
+Deno.test("guardPlan(): protected entries of the workspace, absent ones too, nested repositories, parents pinned", async () => {
+  const ws = await tempDir();
+  try {
+    await Deno.mkdir(join(ws, ".git", "hooks"), { recursive: true });
+    await Deno.writeTextFile(join(ws, ".git", "config"), "");
+    await Deno.mkdir(join(ws, "vendor", "lib", ".git"), { recursive: true });
+    await Deno.writeTextFile(join(ws, "vendor", "lib", ".git", "config"), "");
+    await Deno.mkdir(join(ws, "mod"));
+    await Deno.writeTextFile(join(ws, "mod", ".git"), "gitdir: ../.git/modules/mod\n");
+    await Deno.writeTextFile(join(ws, ".gitmodules"), '[submodule "mod"]\n\tpath = mod\n');
+    await Deno.mkdir(join(ws, "build"));
+    await Deno.mkdir(join(ws, "data", ".agent"), { recursive: true });
+    const plan = guardPlan({
+      cwd: ws,
+      writable: [ws, join(ws, "build")],
+      hidden: [join(ws, "data")],
+    });
+    const existing = plan.existing.map((path) => path.slice(ws.length)).sort();
+    assert.deepEqual(existing, [
+      "/.git/config",
+      "/.git/hooks",
+      "/mod/.git",
+      "/vendor/lib/.git/config",
+    ]);
+    const missing = plan.missing.map((entry) => `${entry.path.slice(ws.length)} ${entry.kind}`);
+    for (
+      const path of [
+        "/.agent dir",
+        "/.mcp.json dir",
+        "/.envrc dir",
+        "/.git/commondir file",
+        "/.git/modules dir",
+        "/build/.envrc dir",
+        "/vendor/lib/.git/hooks dir",
+      ]
+    ) {
+      assert.ok(missing.includes(path), `${path} in ${missing}`);
+    }
+    assert.ok(
+      !missing.some((path) => path.startsWith("/vendor/lib/.envrc")),
+      "nested: existing only",
+    );
+    assert.ok(!missing.some((path) => path.startsWith("/data")), "hidden: nothing to guard");
+    assert.equal(plan.missing.find((e) => e.path.endsWith("commondir"))?.content, ".\n");
+    const pins = plan.pins.map((path) => path.slice(ws.length)).sort();
+    assert.deepEqual(pins, ["/.git", "/mod", "/vendor", "/vendor/lib", "/vendor/lib/.git"]);
+  } finally {
+    await Deno.remove(ws, { recursive: true });
+  }
+});
+
+Deno.test("holdPlaceholders(): the last sandbox holding a placeholder takes it away; one left behind is taken over", async () => {
+  const ws = await tempDir();
+  try {
+    const envrc = { path: join(ws, ".envrc"), kind: "dir" as const };
+    const commondir = { path: join(ws, "commondir"), kind: "file" as const, content: ".\n" };
+    const first = holdPlaceholders([envrc, commondir]);
+    const second = holdPlaceholders([envrc]);
+    assert.ok(isPlaceholder(envrc) && isPlaceholder(commondir));
+    assert.equal(await Deno.readTextFile(commondir.path), ".\n");
+    first.release();
+    assert.ok(isPlaceholder(envrc), "still held by the second");
+    assert.equal(await exists(commondir.path), false);
+    second.release();
+    assert.equal(await exists(envrc.path), false);
+    // Left behind (its sandbox could not tell when it ended): the next one takes it away.
+    holdPlaceholders([envrc]).leave();
+    assert.ok(isPlaceholder(envrc));
+    const plan = guardPlan({ cwd: ws, writable: [ws] });
+    assert.ok(plan.missing.some((entry) => entry.path === envrc.path), "taken over");
+    holdPlaceholders(plan.missing).release();
+    assert.deepEqual([...Deno.readDirSync(ws)], []);
+    // What the user made is never taken for one.
+    await Deno.mkdir(envrc.path);
+    assert.equal(isPlaceholder(envrc), false);
+  } finally {
+    await Deno.remove(ws, { recursive: true });
+  }
 });
 
 const hasMake = await new Deno.Command("make", { args: ["--version"], stdout: "null" }).output()
