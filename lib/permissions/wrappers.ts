@@ -1,7 +1,7 @@
 /**
  * Commands that run other commands (`sudo rm x`, `timeout 5 rm x`, `taskset 1 rm x`,
  * `bash -c 'rm x'`, `find -exec`): which words of theirs are the command they run, read with
- * each wrapper's own option syntax ({@link WRAPPER_OPTIONS}). The permission rules see through
+ * each wrapper's own option syntax (`wrapper_specs.ts`). The permission rules see through
  * them. What a wrapper runs may also be data: a shell reading standard input, a script given as
  * `/dev/stdin`, `/dev/fd/3` or `<(…)`; such a run is marked, never guessed.
  *
@@ -9,12 +9,8 @@
  */
 
 import { posix } from "node:path";
-import {
-  type OptionSpec,
-  parseOptions,
-  SHELL_OPTIONS,
-  WRAPPER_OPTIONS,
-} from "./wrapper_options.ts";
+import { type OptionSpec, parseOptions } from "./wrapper_options.ts";
+import { SHELL_OPTIONS, WRAPPER_OPTIONS } from "./wrapper_specs.ts";
 import { busybox, parallel, sg } from "./runners.ts";
 
 /** A word of a command after quote removal. */
