@@ -68,6 +68,7 @@ export function createEditTool(options: WriteToolOptions = {}): Tool<EditInput> 
         roots: options.roots ?? [ctx.cwd],
         access: "update",
         checkPath: ctx.checkPath,
+        signal: ctx.signal,
       });
       if (!file.info.isFile) throw new Error(`"${path}" is not a regular file; give a file path`);
       let text: string;

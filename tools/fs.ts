@@ -6,7 +6,7 @@
  * @module
  */
 
-import { dirname } from "node:path";
+import { basename, dirname, resolve } from "node:path";
 import { openFileOnce } from "./open_file.ts";
 
 /** What the tools need to know about a file. */
@@ -49,6 +49,8 @@ export interface ToolOpenOptions {
    * at that moment, before anything is created or changed; throws to refuse.
    */
   check?: (path: string) => void;
+  /** Stops a wait before the file is opened (see `open_file.ts`). */
+  signal?: AbortSignal;
 }
 
 /** A file opened once: every read and write goes to the file that was checked. */
@@ -119,7 +121,7 @@ export const denoFs: ToolFs = {
   realPath: (path) => _now(() => Deno.realPathSync(path)),
   readDir: (path) => Deno.readDir(path),
   mkdir: (path, options) => Deno.mkdir(path, options),
-  open: (path, options) => _now(() => openFileOnce(path, options)),
+  open: openFileOnce,
 };
 
 /**
@@ -143,6 +145,7 @@ export async function openFile(
   options: ToolOpenOptions = {},
 ): Promise<ToolFile> {
   if (fs.open) return await fs.open(path, options);
+  path = await realPathOf(fs, "/", path);
   let info: ToolFileInfo | undefined;
   try {
     info = await fs.stat(path);
@@ -174,6 +177,35 @@ function _now<T>(work: () => T): Promise<T> {
     return Promise.resolve(work());
   } catch (error) {
     return Promise.reject(error);
+  }
+}
+
+/**
+ * The real absolute path of `path` (relative to `cwd`): symlinks and `..` resolved. For a path
+ * that does not exist yet, its nearest existing ancestor is resolved and the rest appended.
+ *
+ * @example
+ * ```ts
+ * import { denoFs } from "./fs.ts";
+ * import { realPathOf } from "./fs.ts";
+ * const path = await realPathOf(denoFs, Deno.cwd(), "no/such/file.txt");
+ * if (!path.endsWith("no/such/file.txt")) throw new Error("unexpected");
+ * ```
+ */
+export async function realPathOf(fs: ToolFs, cwd: string, path: string): Promise<string> {
+  const absolute = resolve(cwd, path);
+  const missing: string[] = [];
+  let current = absolute;
+  while (true) {
+    try {
+      const real = await fs.realPath(current);
+      return missing.length ? resolve(real, ...missing.reverse()) : real;
+    } catch (error) {
+      const parent = dirname(current);
+      if (!isNotFound(error) || parent === current) throw error;
+      missing.push(basename(current));
+      current = parent;
+    }
   }
 }
 

@@ -6,37 +6,39 @@
  * name would write to wherever the name led at that later moment.
  *
  * So {@link openFileOnce} never acts on a path by name after checking it. It holds the parent
- * directory first and asks the kernel for that directory's real path, which no later rename or
- * swap changes; checks the file's real path in it (the caller's `check`: inside the workspace,
- * allowed by the rules); and only then opens the one last name inside that directory, without
- * following a symlink (`O_NOFOLLOW`) and without truncating it. A file that does not exist is
- * created there (`O_CREAT | O_EXCL`), and missing directories on its way one by one, each held
- * and checked before the next; nothing is ever created, truncated or written outside what was
- * checked, not even for a moment. Reads and writes then go through that one descriptor.
+ * directory first and takes its real path from what it holds; checks the file's real path in it
+ * (the caller's `check`: inside the workspace, allowed by the rules); and only then opens the one
+ * last name inside that directory, without following a symlink (`O_NOFOLLOW`) and without
+ * truncating it. A file that does not exist is created there (`O_CREAT | O_EXCL`), and missing
+ * directories on its way one by one, each held before the next; nothing is ever created,
+ * truncated or written outside what was checked, not even for a moment. Reads and writes then go
+ * through that one descriptor.
  *
- * The directory is held in one of two ways, whichever Deno grants:
- * - under `--allow-all`: opened (`O_DIRECTORY`), named by its `/proc/self/fd/N` link, and the
- *   file opened through that link (an `openat`); Deno gives these `/proc` links only to a process
- *   with every permission;
- * - otherwise: entered as the process's working directory (`chdir`), named by `getcwd`, and the
- *   file opened by its bare name, relative to it; Deno checks its grant on that real path. The
- *   whole sequence is synchronous, so no other JavaScript of the process runs while the working
- *   directory is borrowed, and it is given back before returning (when Deno does not let the
- *   process read its own working directory, which it then cannot use by name either, the process
- *   stays in the last directory held). Code running in other threads (workers) must not use
- *   relative paths meanwhile: the agent's own do not.
+ * How a directory is held depends on what Deno grants:
+ * - with every permission (`--allow-all`): it is opened (`O_DIRECTORY`) and named by the kernel
+ *   through its `/proc/self/fd/N` link, and the file is opened through that link (an `openat`).
+ *   Whatever changes the path afterwards, the kernel names the directory actually held, so this
+ *   holds against any process running at the same time. Deno gives these links only to a process
+ *   with every permission.
+ * - otherwise Deno offers no way to open a file relative to a directory held (it turns every
+ *   relative path into an absolute one and looks it up by name), so the path is resolved, checked
+ *   and opened in one synchronous step taken only while no sandboxed process that may write is
+ *   alive (see `lib/sandbox/running.ts`): nothing that could swap a directory runs between the
+ *   check and the open. A call waits for the sandboxed commands and hooks running at the same
+ *   time to end (the sandbox leaves nothing of them behind), and is refused while a sandboxed MCP
+ *   server that may write runs, since that lasts. Processes outside the sandbox are the user's
+ *   own: an unsandboxed command could write anywhere anyway.
  *
- * Either way what the kernel names is the directory actually held, however its path changed
- * before; a sandboxed command can only rename it within the writable roots, never move it out.
- * Two limits are the file system's own: a hard link is the same file under two names (the sandbox
- * cannot make one to a file outside: links across mounts fail), and a file renamed after it was
- * opened is still the file that was checked.
+ * Two limits are the file system's own: a hard link is the same file under two names (the
+ * sandbox cannot make one to a file outside: links across mounts fail), and a file renamed after
+ * it was opened is still the file that was checked.
  *
  * @module
  */
 
 import nodeFs from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
+import { liveSandboxes, nextSandboxEnd } from "../lib/sandbox/running.ts";
 import type { ToolFile, ToolFileInfo, ToolOpenOptions } from "./fs.ts";
 
 const {
@@ -74,12 +76,14 @@ export class PathChangedError extends Error {
 }
 
 /**
- * Opens the file at `path` (absolute, its directories' symlinks already resolved) once, as the
- * module doc describes: `check` sees the real path of the file inside the directory actually
- * held, before anything is created or opened, and refuses by throwing. A final symlink is not
- * followed: it throws {@link PathChangedError}, as does a directory on the way that turns out not
- * to be where the path said. Errors of the file system keep their `code` (`ENOENT`, `EISDIR`, …);
- * a FIFO never blocks (`O_NONBLOCK`).
+ * Opens the file at the absolute `path` once, as the module doc describes: `check` sees the real
+ * path of the file inside the directory actually held, before anything is created or changed
+ * (an existing file is opened untouched, then checked, and closed if refused), and refuses by
+ * throwing. A symlink in the last place is followed from the directory held, and what it leads to
+ * is held in turn. {@link PathChangedError} says the path changed under it (a symlink that is
+ * gone when read, a directory just made that is not what was made): opening it again may succeed. Errors of the file system keep their `code` (`ENOENT`, `EISDIR`, …);
+ * a FIFO never blocks (`O_NONBLOCK`). Without every permission it may first wait for sandboxed
+ * processes to end (until `signal` aborts).
  *
  * @example
  * ```ts
@@ -87,7 +91,7 @@ export class PathChangedError extends Error {
  * const dir = Deno.realPathSync(Deno.makeTempDirSync());
  * let checked = "";
  * {
- *   using file = openFileOnce(`${dir}/new/a.txt`, {
+ *   using file = await openFileOnce(`${dir}/new/a.txt`, {
  *     access: "write",
  *     create: true,
  *     check: (path) => checked = path,
@@ -100,38 +104,95 @@ export class PathChangedError extends Error {
  * Deno.removeSync(dir, { recursive: true });
  * ```
  */
-export function openFileOnce(path: string, options: ToolOpenOptions = {}): ToolFile {
-  const { access = "read", create = false, check } = options;
+export async function openFileOnce(path: string, options: ToolOpenOptions = {}): Promise<ToolFile> {
   const name = basename(path);
   if (!name || name === "." || name === "..") throw new Error(`${path} does not name a file`);
-  return _holding((hold) => {
-    const missing: string[] = [];
-    let dir = _deepest(hold, dirname(path), create ? missing : undefined);
-    const real = join(dir.real, ...missing, name);
-    check?.(real);
-    for (const part of missing) dir = _makeDir(dir, part);
-    const flags = (access === "read" ? O_RDONLY : access === "write" ? O_WRONLY : O_RDWR) |
-      O_NOFOLLOW | O_NONBLOCK;
-    for (let attempt = 0;; attempt++) {
+  while (true) {
+    _viaProc ??= _procGranted();
+    if (_viaProc) {
+      const opened: number[] = [];
       try {
-        return _file(dir.open(name, flags), real, false);
+        return _open(path, options, (dir) => _procDir(dir, opened));
       } catch (error) {
-        if (_code(error) === "ELOOP") throw new PathChangedError(path);
-        if (_code(error) !== "ENOENT" || !create || attempt > 0) throw error;
-      }
-      try {
-        return _file(dir.open(name, flags | O_CREAT | O_EXCL, 0o666), real, true);
-      } catch (error) {
-        // Made by someone else in between: open what is there now, in the same directory.
-        if (_code(error) !== "EEXIST") throw error;
+        if (!(error instanceof _ProcDenied)) throw error;
+        _viaProc = false; // revoked since it was asked: nothing was done yet
+      } finally {
+        for (const fd of opened) nodeFs.closeSync(fd);
       }
     }
-  });
+    // Checked and opened in the same synchronous step: nothing can start in between.
+    const live = liveSandboxes();
+    if (live.length === 0) return _open(path, options, _namedDir);
+    const server = live.find((sandbox) => sandbox.kind === "server");
+    if (server) {
+      throw new Error(
+        `${path} was not opened: the MCP server "${server.name}" runs in the sandbox and may ` +
+          `change the workspace at any moment, and only with every permission can the agent ` +
+          `check the file it opened rather than its name. Run the agent with --allow-all, or ` +
+          `without that server.`,
+      );
+    }
+    await nextSandboxEnd(options.signal);
+  }
 }
 
-/** A directory held open or entered, as the kernel names it. */
+/** How many symlinks a path may lead through, as the kernel allows. */
+const _MAX_LINKS = 40;
+
+/** Opens `path` with `hold`, as {@link openFileOnce} says. */
+function _open(path: string, options: ToolOpenOptions, hold: _Hold): ToolFile {
+  const { access = "read", create = false, check } = options;
+  const flags = (access === "read" ? O_RDONLY : access === "write" ? O_WRONLY : O_RDWR) |
+    O_NOFOLLOW | O_NONBLOCK;
+  let target = path;
+  for (let links = 0;; links++) {
+    if (links > _MAX_LINKS) {
+      throw Object.assign(new Error(`${path} leads through too many symlinks`), { code: "ELOOP" });
+    }
+    const name = basename(target);
+    const missing: string[] = [];
+    let dir = _deepest(hold, dirname(target), create ? missing : undefined);
+    const real = join(dir.real, ...missing, name);
+    if (missing.length === 0) {
+      // Opened without changing it, then checked: closed untouched when refused.
+      let fd: number | undefined;
+      try {
+        fd = dir.open(name, flags);
+      } catch (error) {
+        if (_code(error) === "ELOOP") {
+          // A symlink: followed from the directory held, and what it leads to held in turn.
+          target = resolve(dir.real, dir.readLink(name));
+          continue;
+        }
+        if (_code(error) !== "ENOENT" || !create) throw error;
+      }
+      if (fd !== undefined) return _checked(_file(fd, real, false), check);
+    }
+    check?.(real);
+    for (const part of missing) dir = _makeDir(dir, part);
+    try {
+      return _file(dir.open(name, flags | O_CREAT | O_EXCL, 0o666), real, true);
+    } catch (error) {
+      // Made in between (by someone else, or a symlink put there): look again.
+      if (_code(error) !== "EEXIST") throw error;
+    }
+  }
+}
+
+/** `file` once `check` has passed its path; closed untouched when it throws. */
+function _checked(file: ToolFile, check: ToolOpenOptions["check"]): ToolFile {
+  try {
+    check?.(file.path);
+    return file;
+  } catch (error) {
+    file[Symbol.dispose]();
+    throw error;
+  }
+}
+
+/** A directory held, with its real path. */
 interface _Dir {
-  /** Its real path, from the kernel. */
+  /** Its real path. */
   readonly real: string;
   /** Opens `name` inside it. */
   open(name: string, flags: number, mode?: number): number;
@@ -139,6 +200,8 @@ interface _Dir {
   mkdir(name: string): void;
   /** Holds the directory `name` inside it (a symlink is not followed). */
   enter(name: string): _Dir;
+  /** Where the symlink `name` inside it points; {@link PathChangedError} when it is none. */
+  readLink(name: string): string;
 }
 
 /** Holds a directory by its path (symlinks on the way followed). */
@@ -147,40 +210,10 @@ type _Hold = (path: string) => _Dir;
 /** Whether `/proc/self/fd` links may be used: undefined until first asked. */
 let _viaProc: boolean | undefined;
 
-/** Runs `work` with a way to hold directories: `/proc` links where Deno allows, else the cwd. */
-function _holding<T>(work: (hold: _Hold) => T): T {
-  _viaProc ??= _procGranted();
-  if (_viaProc) {
-    const opened: number[] = [];
-    try {
-      return work((path) => _procDir(nodeFs.openSync(path, O_RDONLY | O_DIRECTORY), opened));
-    } catch (error) {
-      if (!(error instanceof _ProcDenied)) {
-        // Permissions revoked since: ask again next time.
-        if (error instanceof Deno.errors.NotCapable) _viaProc = undefined;
-        throw error;
-      }
-      _viaProc = false; // nothing was done yet: the first link was refused
-    } finally {
-      for (const fd of opened) nodeFs.closeSync(fd);
-    }
-  }
-  const home = _cwd();
-  try {
-    return work(_cwdDir);
-  } finally {
-    // When it cannot be given back (gone since), the process stays where it is.
-    if (home !== undefined) _try(() => Deno.chdir(home));
-  }
-}
-
-/** Deno refused a `/proc/self/fd` link: its permissions were revoked since they were asked. */
-class _ProcDenied extends Error {}
-
 /** Whether Deno gives this process `/proc/self/fd` links: only with every permission. */
 function _procGranted(): boolean {
   // Asked first without a prompt: a partial grant never gets them.
-  for (const name of ["read", "write"] as const) {
+  for (const name of ["read", "write", "run"] as const) {
     if (Deno.permissions.querySync({ name }).state !== "granted") return false;
   }
   try {
@@ -191,7 +224,15 @@ function _procGranted(): boolean {
   }
 }
 
-function _procDir(fd: number, opened: number[]): _Dir {
+/** Deno refused a `/proc/self/fd` link: its permissions were revoked since they were asked. */
+class _ProcDenied extends Error {}
+
+/** Holds the directory `path` open, named by its `/proc/self/fd` link. */
+function _procDir(path: string, opened: number[]): _Dir {
+  return _procHeld(nodeFs.openSync(path, O_RDONLY | O_DIRECTORY), opened);
+}
+
+function _procHeld(fd: number, opened: number[]): _Dir {
   opened.push(fd);
   const at = (name: string) => `/proc/self/fd/${fd}/${name}`;
   let real: string;
@@ -206,40 +247,31 @@ function _procDir(fd: number, opened: number[]): _Dir {
     open: (name, flags, mode) => nodeFs.openSync(at(name), flags, mode),
     mkdir: (name) => nodeFs.mkdirSync(at(name)),
     enter: (name) =>
-      _procDir(nodeFs.openSync(at(name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW), opened),
+      _procHeld(nodeFs.openSync(at(name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW), opened),
+    readLink: (name) => _readLink(at(name), join(real, name)),
   };
 }
 
-function _cwdDir(path: string): _Dir {
-  Deno.chdir(path);
-  let real: string;
-  try {
-    real = Deno.cwd();
-  } catch (error) {
-    // Not granted where the kernel took us: not where the path said (its grant was checked).
-    if (error instanceof Deno.errors.NotCapable) throw new PathChangedError(path);
-    throw error;
+/**
+ * Holds the directory `path` by its real name: sound only while nothing that could change it
+ * runs, which the caller makes sure of.
+ */
+function _namedDir(path: string): _Dir {
+  const real = Deno.realPathSync(path);
+  if (!Deno.statSync(real).isDirectory) {
+    throw Object.assign(new Error(`${path} is not a directory`), { code: "ENOTDIR" });
   }
   return {
     real,
-    open: (name, flags, mode) => nodeFs.openSync(name, flags, mode),
-    mkdir: (name) => nodeFs.mkdirSync(name),
+    open: (name, flags, mode) => nodeFs.openSync(join(real, name), flags, mode),
+    mkdir: (name) => nodeFs.mkdirSync(join(real, name)),
     enter(name) {
-      const entered = _cwdDir(name);
-      if (entered.real !== join(real, name)) throw new PathChangedError(join(real, name));
-      return entered;
+      const inside = join(real, name);
+      if (Deno.lstatSync(inside).isSymlink) throw new PathChangedError(inside);
+      return _namedDir(inside);
     },
+    readLink: (name) => _readLink(join(real, name), join(real, name)),
   };
-}
-
-/** The process's working directory, or undefined when Deno does not let it read it. */
-function _cwd(): string | undefined {
-  try {
-    return Deno.cwd();
-  } catch (error) {
-    if (error instanceof Deno.errors.NotCapable) return undefined;
-    throw error;
-  }
 }
 
 /**
@@ -269,6 +301,16 @@ function _makeDir(dir: _Dir, name: string): _Dir {
   } catch (error) {
     if (_code(error) === "ELOOP") throw new PathChangedError(join(dir.real, name));
     throw error;
+  }
+}
+
+/** The target of the symlink at `path` (known as `shown`); {@link PathChangedError} if none. */
+function _readLink(path: string, shown: string): string {
+  try {
+    return Deno.readLinkSync(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotCapable) throw error;
+    throw new PathChangedError(shown);
   }
 }
 
@@ -327,14 +369,6 @@ function _readAll(fd: number, size: number): Uint8Array {
     const n = nodeFs.readSync(fd, bytes, length, bytes.length - length, length);
     if (n === 0) return bytes.subarray(0, length);
     length += n;
-  }
-}
-
-function _try(work: () => void): void {
-  try {
-    work();
-  } catch {
-    // best effort
   }
 }
 

@@ -11,39 +11,19 @@
  * @module
  */
 
-import { basename, dirname, isAbsolute, relative, resolve, sep } from "node:path";
+import { isAbsolute, relative, resolve, sep } from "node:path";
 import type { ToolContext } from "../lib/tool.ts";
-import { isNotFound, openFile, type ToolFile, type ToolFs, type ToolOpenOptions } from "./fs.ts";
+import {
+  isNotFound,
+  openFile,
+  realPathOf,
+  type ToolFile,
+  type ToolFs,
+  type ToolOpenOptions,
+} from "./fs.ts";
 import { PathChangedError } from "./open_file.ts";
 
-/**
- * The real absolute path of `path` (relative to `cwd`): symlinks and `..` resolved. For a path
- * that does not exist yet, its nearest existing ancestor is resolved and the rest appended.
- *
- * @example
- * ```ts
- * import { denoFs } from "./fs.ts";
- * import { realPathOf } from "./paths.ts";
- * const path = await realPathOf(denoFs, Deno.cwd(), "no/such/file.txt");
- * if (!path.endsWith("no/such/file.txt")) throw new Error("unexpected");
- * ```
- */
-export async function realPathOf(fs: ToolFs, cwd: string, path: string): Promise<string> {
-  const absolute = resolve(cwd, path);
-  const missing: string[] = [];
-  let current = absolute;
-  while (true) {
-    try {
-      const real = await fs.realPath(current);
-      return missing.length ? resolve(real, ...missing.reverse()) : real;
-    } catch (error) {
-      const parent = dirname(current);
-      if (!isNotFound(error) || parent === current) throw error;
-      missing.push(basename(current));
-      current = parent;
-    }
-  }
-}
+export { realPathOf };
 
 /**
  * Whether `path` is `root` or lies below it. Both must be real absolute paths.
@@ -95,6 +75,8 @@ export interface OpenCheckedOptions extends Pick<ToolOpenOptions, "access" | "cr
   roots?: readonly string[];
   /** The permission rules' check of a real path (the tool context's). */
   checkPath?: ToolContext["checkPath"];
+  /** The call's signal: stops a wait before the file is opened. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -128,7 +110,7 @@ export async function openChecked(
   path: string,
   options: OpenCheckedOptions = {},
 ): Promise<ToolFile> {
-  const { access = "read", create = false, checkPath } = options;
+  const { access = "read", create = false, checkPath, signal } = options;
   const workspace = options.roots ? await _workspace(fs, options.roots, cwd, path) : undefined;
   const check = (real: string) => {
     workspace?.check(real);
@@ -137,19 +119,20 @@ export async function openChecked(
       if (refusal) throw new Error(refusal);
     }
   };
+  const absolute = resolve(cwd, path);
   for (let attempt = 1;; attempt++) {
-    const real = await realPathOf(fs, cwd, path);
-    workspace?.check(real);
     try {
-      return await openFile(fs, real, { access, create, check });
+      return await openFile(fs, absolute, { access, create, check, signal });
     } catch (error) {
-      if (!(error instanceof PathChangedError)) throw _explained(error, path, real);
+      if (!(error instanceof PathChangedError)) {
+        throw await _explained(error, path, () => realPathOf(fs, cwd, path));
+      }
       if (attempt === _ATTEMPTS) {
         throw new Error(
           `"${path}" kept changing while it was being opened (a directory on its way, or the ` +
-            `file itself, was replaced by a symlink, e.g. by a command running at the same ` +
-            `time); nothing was ${access === "read" ? "read" : "changed"}. Try again once ` +
-            `nothing else is changing it.`,
+            `file itself, was replaced, e.g. by a command running at the same time); nothing ` +
+            `was ${access === "read" ? "read" : "changed"}. Try again once nothing else is ` +
+            `changing it.`,
         );
       }
     }
@@ -183,9 +166,16 @@ async function _workspace(
   };
 }
 
-/** A file system error of opening `path` (found at `real`), said in the tool's terms. */
-function _explained(error: unknown, path: string, real: string): unknown {
-  switch ((error as { code?: string } | undefined)?.code ?? (isNotFound(error) && "ENOENT")) {
+/** A file system error of opening `path` (`real` finds where it leads), in the tool's terms. */
+async function _explained(
+  error: unknown,
+  path: string,
+  realOf: () => Promise<string>,
+): Promise<unknown> {
+  const code = (error as { code?: string } | undefined)?.code ?? (isNotFound(error) && "ENOENT");
+  if (!code || !_EXPLAINED.has(code)) return error;
+  const real = await realOf().catch(() => path);
+  switch (code) {
     case "ENOENT":
       return new Error(
         `"${path}" does not exist (looked for ${real}). Check the path, or list its directory ` +
@@ -206,3 +196,5 @@ function _explained(error: unknown, path: string, real: string): unknown {
       return error;
   }
 }
+
+const _EXPLAINED = new Set(["ENOENT", "EISDIR", "ENOTDIR", "ENXIO", "EACCES", "EPERM"]);

@@ -75,7 +75,10 @@ export function createReadTool(options: ReadToolOptions = {}): Tool<ReadInput> {
     }),
     capabilities: ["read"],
     async execute({ path, offset = 1, limit = defaultLimit }, ctx) {
-      using file = await openChecked(fs, ctx.cwd, path, { checkPath: ctx.checkPath });
+      using file = await openChecked(fs, ctx.cwd, path, {
+        checkPath: ctx.checkPath,
+        signal: ctx.signal,
+      });
       const info = file.info;
       if (info.isDirectory) throw new Error(`${path} is a directory; use ls to list it`);
       if (!info.isFile) {

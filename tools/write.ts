@@ -65,6 +65,7 @@ export function createWriteTool(options: WriteToolOptions = {}): Tool<WriteInput
         access: "write",
         create: true,
         checkPath: ctx.checkPath,
+        signal: ctx.signal,
       });
       if (!file.info.isFile) throw new Error(`"${path}" is not a regular file; give a file path`);
       const bytes = encoder.encode(content);

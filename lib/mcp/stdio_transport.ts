@@ -150,6 +150,7 @@ async function _spawn(params: _StdioParams): Promise<Deno.ChildProcess> {
       command: [params.command, ...params.args],
       cwd: params.cwd ?? Deno.cwd(),
       home: params.env.HOME,
+      kind: "server",
     })
     : undefined;
   const [program, args] = sandbox && prepared

@@ -12,6 +12,7 @@ import { isAbsolute, resolve } from "node:path";
 import { hiddenInHome, hiddenSockets, SANDBOX_HIDDEN_SYSTEM } from "./hidden.ts";
 import { type HeldPlaceholders, holdPlaceholders } from "./placeholders.ts";
 import { guardPlan } from "./protected.ts";
+import { type SandboxedKind, sandboxStarted } from "./running.ts";
 
 export { SANDBOX_HIDDEN_HOME, SANDBOX_HIDDEN_SYSTEM } from "./hidden.ts";
 
@@ -42,6 +43,12 @@ export interface SandboxArgsOptions {
    * read the host's list of sockets, which this reads instead.
    */
   bwrap?: string;
+  /**
+   * What runs: a `command` that ends by itself (the default) or a `server` that lasts. A
+   * prepared sandbox with writable directories counts as running until released (see
+   * `running.ts`).
+   */
+  kind?: SandboxedKind;
 }
 
 /**
@@ -178,7 +185,15 @@ export function sandboxArgs(options: SandboxArgsOptions): string[] {
  */
 export function prepareSandbox(options: SandboxArgsOptions): PreparedSandbox {
   const prepared = _prepare(options);
-  return { args: prepared.args, release: prepared.held.release };
+  if (options.writable.length === 0) return { args: prepared.args, release: prepared.held.release };
+  const running = sandboxStarted(options.kind ?? "command", options.command.join(" "));
+  return {
+    args: prepared.args,
+    release() {
+      running.end();
+      prepared.held.release();
+    },
+  };
 }
 
 function _prepare(options: SandboxArgsOptions): { args: string[]; held: HeldPlaceholders } {
