@@ -256,6 +256,28 @@ async function startServe(server: MockServer, dirs: { home: string; data: string
   };
 }
 
+/** Whether `reader` gives `text` within `ms`. */
+async function readsWithin(
+  reader: ReadableStreamDefaultReader<string>,
+  text: string,
+  ms: number,
+): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  let seen = "";
+  while (!seen.includes(text)) {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<undefined>((resolve) =>
+      timer = setTimeout(() => resolve(undefined), Math.max(0, deadline - Date.now()))
+    );
+    const read = reader.read().catch(() => ({ done: true as const, value: undefined }));
+    const step = await Promise.race([read, late]);
+    clearTimeout(timer);
+    if (!step || step.done) return false;
+    seen += step.value;
+  }
+  return true;
+}
+
 /** The JSON of a run request. */
 function runRequest(message: string, stream: boolean): RequestInit {
   return {
@@ -276,16 +298,12 @@ Deno.test("big input: agent serve answers others while one run's huge message is
   });
   await using served = await startServe(server, dirs);
 
-  const huge = await served.fetch("/v1/runs", 60_000, runRequest(letters(1_000_000), true));
+  const huge = await served.fetch("/v1/runs", 600_000, runRequest(letters(1_000_000), true));
   assert.equal(huge.status, 200);
   // Its first turn has started: the huge message is being counted and sent.
   const reader = huge.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  while (!seen.includes('"type":"turn_start"')) {
-    const { value, done } = await reader.read();
-    assert.ok(!done, `the huge run's stream ended:\n${seen.slice(0, 2_000)}`);
-    seen += value;
-  }
+  const started = await readsWithin(reader, '"type":"turn_start"', 60_000);
+  assert.ok(started, `the huge run's events stopped coming for 60 s:\n${served.stderr()}`);
 
   const health = await served.fetch("/v1/health", 30_000).catch((error) => error);
   assert.ok(health instanceof Response, `no answer to /v1/health in 30 s: ${health}`);
