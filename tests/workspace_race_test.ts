@@ -172,13 +172,12 @@ async function raceUnder(
       `the directory was swapped only ${swaps} times: ${resultOf(0).output}`,
     );
 
-    // Nothing outside the workspace was written, created or changed.
-    assert.deepEqual(_files(home), before);
-
-    // Every write reported as done is inside, with its content; every edit too.
+    // Each call reported as done did its work inside; each refusal says why.
     assert.ok(!Deno.lstatSync(join(cwd, "d")).isSymlink, "d is the directory again");
     let done = 0;
     let refused = 0;
+    const notInside: string[] = [];
+    const leaked: string[] = [];
     calls.forEach((call, index) => {
       const result = resultOf(index);
       const input = call.arguments as Record<string, string>;
@@ -193,15 +192,34 @@ async function raceUnder(
         return;
       }
       done++;
+      const inside = (path: string) => {
+        try {
+          return Deno.readTextFileSync(join(cwd, path));
+        } catch {
+          return undefined;
+        }
+      };
       if (call.name === "write" && input.path.startsWith("d/f")) {
-        assert.equal(Deno.readTextFileSync(join(cwd, input.path)), input.content, input.path);
+        if (inside(input.path) !== input.content) notInside.push(input.path);
       }
-      if (call.name === "edit") {
-        assert.equal(Deno.readTextFileSync(join(cwd, input.path)), `${input.new_string}\n`);
+      if (call.name === "edit" && inside(input.path) !== `${input.new_string}\n`) {
+        notInside.push(input.path);
       }
       // With every permission, reading $HOME is no escape; where Deno denies it, it is.
-      if (call.name === "read" && narrow) assert.doesNotMatch(result.output, new RegExp(SECRET));
+      if (call.name === "read" && narrow && result.output.includes(SECRET)) {
+        leaked.push(`call_${index + 1}`);
+      }
     });
+    // Nothing outside the workspace was written, created or changed, nor read where denied.
+    const after = _files(home);
+    const changed = [...new Set([...before.keys(), ...after.keys()])]
+      .filter((path) => before.get(path) !== after.get(path));
+    assert.deepEqual(
+      { changedOutside: changed.length, reportedDoneButNotInside: notInside, leaked },
+      { changedOutside: 0, reportedDoneButNotInside: [], leaked: [] },
+      `changed outside: ${changed.slice(0, 20).join(", ")}`,
+    );
+
     const writes = calls.filter((call) => call.name === "write").length;
     assert.ok(writes >= 1_000, `${writes} writes`);
     console.log(`${swaps} swaps; ${done} file calls done inside, ${refused} refused`);
