@@ -10,7 +10,7 @@ import {
   type RuleKind,
 } from "../mod.ts";
 import { commandPattern, normalHost, toolChecks } from "../lib/permissions/mod.ts";
-import { permissionPolicy } from "../lib/permissions/policy.ts";
+import { alwaysRules, permissionPolicy } from "../lib/permissions/policy.ts";
 
 const CWD = "/work/project";
 
@@ -806,4 +806,17 @@ Deno.test("permissionPolicy(): a call the user let through passes ask rules in i
   assert.equal((await policy(request("b", "."))).behavior, "allow");
   assert.match((await policy.checks!(request("b", "."))).checkPath!(token, "read")!, /approval/);
   assert.deepEqual(asked, ["a"]);
+});
+
+Deno.test("alwaysRules(): an answer of always allows no shell fed its program as data", async () => {
+  const texts = async (command: string) =>
+    (await alwaysRules({
+      call: { type: "tool_call", id: "1", name: "bash", input: { command } },
+    } as never)).map((rule) => rule.text);
+  assert.deepEqual(await texts("bash <<< 'ls -la'"), ["bash(ls -la)"]);
+  assert.deepEqual(await texts("bash <(echo hi) && git status"), [
+    "bash(echo hi)",
+    "bash(git status)",
+  ]);
+  assert.deepEqual(await texts("cat x | bash"), ["bash(cat x)"]);
 });

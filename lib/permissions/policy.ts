@@ -10,7 +10,7 @@ import type { PermissionCallback, PermissionDecision, PermissionRequest } from "
 import { basename, dirname, join, resolve } from "node:path";
 import { isInside } from "../../tools/paths.ts";
 import { evaluateRules, parseRule, type PermissionRule } from "./rules.ts";
-import { commandsOf } from "./shell.ts";
+import { parseCommandLine } from "./shell.ts";
 import { toolChecks } from "./tool_checks.ts";
 import { protectedWriteCheck, protectedWriteRefusal } from "./protected_writes.ts";
 
@@ -145,7 +145,7 @@ export function permissionPolicy(options: PolicyOptions): PermissionCallback {
 /**
  * The allow rules an "always" answer adds for the rest of the session: for `bash`, one rule per
  * command of the line, exactly as run (a command with a `*` in it, which a rule cannot say
- * exactly, gets none); for the other tools, the tool.
+ * exactly, gets none, nor does a shell fed its program as data); for the other tools, the tool.
  *
  * @example
  * ```ts
@@ -163,9 +163,11 @@ export async function alwaysRules(request: PermissionRequest): Promise<Permissio
   const source = "an answer of always";
   if (name !== "bash") return [parseRule(name, "allow", source)];
   const command = (input as { command?: unknown })?.command;
-  const commands = typeof command === "string" ? await commandsOf(command) : undefined;
+  const commands = typeof command === "string" ? await parseCommandLine(command) : undefined;
   return (commands ?? [])
-    .map((words) => words.join(" "))
+    // A shell fed its program as data, or a command not known from the text, gets none.
+    .filter((found) => !found.opaque && !found.fromData)
+    .map((found) => found.words.join(" "))
     .filter((text) => text && !/[*()]/.test(text))
     .map((text) => parseRule(`bash(${text})`, "allow", source));
 }
