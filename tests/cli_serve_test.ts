@@ -137,6 +137,11 @@ async function startServe(
   };
 }
 
+/** Writes all of `bytes` (a single `write` may take only part of them). */
+async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
+  for (let at = 0; at < bytes.length;) at += await conn.write(bytes.subarray(at));
+}
+
 function post(served: Served, path: string, body: unknown, headers: Record<string, string> = {}) {
   return served.fetch(path, {
     method: "POST",
@@ -193,7 +198,7 @@ function peakKb(pid: number): number {
 /** Writes `text` on a new connection to `url`, half-closes it after `closeAfterMs`, reads all. */
 async function raw(url: string, text: string, closeAfterMs?: number): Promise<string> {
   const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(new URL(url).port) });
-  await conn.write(new TextEncoder().encode(text));
+  await writeAll(conn, new TextEncoder().encode(text));
   const timer = closeAfterMs === undefined
     ? undefined
     : setTimeout(() => conn.closeWrite().catch(() => {}), closeAfterMs);
@@ -415,19 +420,23 @@ Deno.test("agent serve: a chunked body far past the limit is refused as it comes
     port: Number(new URL(served.url).port),
   });
   const encoder = new TextEncoder();
-  await conn.write(encoder.encode(
-    "POST /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n" +
-      `authorization: Bearer ${served.token ?? ""}\r\ntransfer-encoding: chunked\r\n\r\n`,
-  ));
+  await writeAll(
+    conn,
+    encoder.encode(
+      "POST /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n" +
+        `authorization: Bearer ${served.token ?? ""}\r\ntransfer-encoding: chunked\r\n\r\n`,
+    ),
+  );
   // Up to 400 MiB, 1 MiB a chunk, until the service answers.
   const chunk = encoder.encode(`100000\r\n${" ".repeat(0x100000)}\r\n`);
   let answered = false;
   let sentMiB = 0;
   const sending = (async () => {
     while (!answered && sentMiB < 400) {
-      await conn.write(chunk);
+      await writeAll(conn, chunk);
       sentMiB++;
     }
+    if (!answered) await writeAll(conn, encoder.encode("0\r\n\r\n")); // the end of the body
   })().catch(() => {}); // the service may close the connection under the writes
   const buffer = new Uint8Array(4096);
   const read = await conn.read(buffer);

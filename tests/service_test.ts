@@ -47,6 +47,11 @@ function serve(options: Omit<AgentHandlerOptions, "token"> & { token?: string | 
   };
 }
 
+/** Writes all of `bytes` (a single `write` may take only part of them). */
+async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
+  for (let at = 0; at < bytes.length;) at += await conn.write(bytes.subarray(at));
+}
+
 function post(
   url: string,
   body: unknown,
@@ -360,7 +365,8 @@ Deno.test("service: every request but health needs the token, wherever it comes 
     hostname: "127.0.0.1",
     port: Number(new URL(locked.url).port),
   });
-  await conn.write(
+  await writeAll(
+    conn,
     new TextEncoder().encode(
       "GET /v1/runs HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
     ),
@@ -700,16 +706,19 @@ Deno.test("service: a chunked body past the limit is refused as it arrives, not 
     port: Number(new URL(service.url).port),
   });
   const encoder = new TextEncoder();
-  await conn.write(encoder.encode(
-    "POST /v1/runs HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n" +
-      "transfer-encoding: chunked\r\n\r\n",
-  ));
+  await writeAll(
+    conn,
+    encoder.encode(
+      "POST /v1/runs HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n" +
+        "transfer-encoding: chunked\r\n\r\n",
+    ),
+  );
   let answered = false;
   let sent = 0;
   const chunk = encoder.encode(`4000\r\n${" ".repeat(0x4000)}\r\n`);
   const sending = (async () => {
     while (!answered && sent < 64 * 1024 * 1024) {
-      await conn.write(chunk);
+      await writeAll(conn, chunk);
       sent += 0x4000;
     }
   })().catch(() => {}); // the service may close the connection under the writes
@@ -727,7 +736,7 @@ Deno.test("service: a chunked body past the limit is refused as it arrives, not 
 /** Writes `text` on a new connection to `url`, half-closes it after `closeAfterMs`, reads all. */
 async function raw(url: string, text: string, closeAfterMs?: number): Promise<string> {
   const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(new URL(url).port) });
-  await conn.write(new TextEncoder().encode(text));
+  await writeAll(conn, new TextEncoder().encode(text));
   const timer = closeAfterMs === undefined
     ? undefined
     : setTimeout(() => conn.closeWrite().catch(() => {}), closeAfterMs);
