@@ -77,9 +77,8 @@ export class PathChangedError extends Error {
 
 /**
  * Opens the file at the absolute `path` once, as the module doc describes: `check` sees the real
- * path of the file inside the directory actually held, before anything is created or changed
- * (an existing file is opened untouched, then checked, and closed if refused), and refuses by
- * throwing. A symlink in the last place is followed from the directory held, and what it leads to
+ * path of the file inside the directory actually held, before it is opened or created, and
+ * refuses by throwing. A symlink in the last place is followed from the directory held, and what it leads to
  * is held in turn. {@link PathChangedError} says the path changed under it (a symlink that is
  * gone when read, a directory just made that is not what was made): opening it again may succeed. Errors of the file system keep their `code` (`ENOENT`, `EISDIR`, …);
  * a FIFO never blocks (`O_NONBLOCK`). Without every permission it may first wait for sandboxed
@@ -153,11 +152,11 @@ function _open(path: string, options: ToolOpenOptions, hold: _Hold): ToolFile {
     const missing: string[] = [];
     let dir = _deepest(hold, dirname(target), create ? missing : undefined);
     const real = join(dir.real, ...missing, name);
+    // The name's place is held: what is opened or made there is what was checked.
+    check?.(real);
     if (missing.length === 0) {
-      // Opened without changing it, then checked: closed untouched when refused.
-      let fd: number | undefined;
       try {
-        fd = dir.open(name, flags);
+        return _file(dir.open(name, flags), real, false);
       } catch (error) {
         if (_code(error) === "ELOOP") {
           // A symlink: followed from the directory held, and what it leads to held in turn.
@@ -166,9 +165,7 @@ function _open(path: string, options: ToolOpenOptions, hold: _Hold): ToolFile {
         }
         if (_code(error) !== "ENOENT" || !create) throw error;
       }
-      if (fd !== undefined) return _checked(_file(fd, real, false), check);
     }
-    check?.(real);
     for (const part of missing) dir = _makeDir(dir, part);
     try {
       return _file(dir.open(name, flags | O_CREAT | O_EXCL, 0o666), real, true);
@@ -176,17 +173,6 @@ function _open(path: string, options: ToolOpenOptions, hold: _Hold): ToolFile {
       // Made in between (by someone else, or a symlink put there): look again.
       if (_code(error) !== "EEXIST") throw error;
     }
-  }
-}
-
-/** `file` once `check` has passed its path; closed untouched when it throws. */
-function _checked(file: ToolFile, check: ToolOpenOptions["check"]): ToolFile {
-  try {
-    check?.(file.path);
-    return file;
-  } catch (error) {
-    file[Symbol.dispose]();
-    throw error;
   }
 }
 
@@ -257,10 +243,8 @@ function _procHeld(fd: number, opened: number[]): _Dir {
  * runs, which the caller makes sure of.
  */
 function _namedDir(path: string): _Dir {
+  // Not a directory: opening a name inside it says so (ENOTDIR).
   const real = Deno.realPathSync(path);
-  if (!Deno.statSync(real).isDirectory) {
-    throw Object.assign(new Error(`${path} is not a directory`), { code: "ENOTDIR" });
-  }
   return {
     real,
     open: (name, flags, mode) => nodeFs.openSync(join(real, name), flags, mode),
