@@ -16,6 +16,10 @@
  * - Memory per active run: a second service, started with the V8 inspector so that its
  *   garbage can be collected before each reading, holds `runs` runs open in their last model
  *   call; its JS heap and resident memory then, less when idle, divided by `runs`.
+ * - A body far past the limit: how much of a chunked 400 MiB body the service took before its
+ *   413, and how much its peak resident memory grew meanwhile.
+ *
+ * Every request carries the service's bearer token, as its clients' do.
  */
 
 import process from "node:process";
@@ -25,6 +29,7 @@ import {
   createReadTool,
   fileSessionStore,
   type Model,
+  newServiceToken,
   openMemory,
 } from "../mod.ts";
 import { median } from "./stats.ts";
@@ -34,6 +39,8 @@ const TURNS = Number(Deno.args[1] ?? 10);
 const DELAY_MS = Number(Deno.args[2] ?? 50);
 const ROUNDS = 5;
 const root = fileURLToPath(new URL("..", import.meta.url));
+const TOKEN = newServiceToken();
+const authorization = `Bearer ${TOKEN}`;
 
 /** Reads a stream until `pattern` matches; gives its groups. */
 async function watchFor(
@@ -90,6 +97,7 @@ async function serve(inspect = false) {
       OPENAI_BASE_URL: mockUrl,
       AGENT_DATA_DIR: await Deno.makeTempDir({ prefix: "bench_service_data_" }),
       AGENT_CONFIG_DIR: await Deno.makeTempDir({ prefix: "bench_service_config_" }),
+      AGENT_SERVE_TOKEN: TOKEN,
       NO_COLOR: "1",
     },
     stdin: "null",
@@ -108,7 +116,7 @@ async function serve(inspect = false) {
 async function run(url: string, message: string): Promise<void> {
   const response = await fetch(`${url}/v1/runs`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", authorization },
     body: JSON.stringify({ message, complete: true }),
   });
   const { run } = await response.json();
@@ -129,8 +137,43 @@ function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-function rssKb(pid: number): number {
-  return Number(/VmRSS:\s+(\d+) kB/.exec(Deno.readTextFileSync(`/proc/${pid}/status`))![1]);
+function rssKb(pid: number, field = "VmRSS"): number {
+  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+  return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)![1]);
+}
+
+/**
+ * Sends a chunked body of up to 400 MiB to `POST /v1/runs` until the service answers; gives the
+ * MiB sent, the answer's status line, and how much the service's peak resident memory grew.
+ */
+async function oversized(url: string, pid: number) {
+  const before = rssKb(pid, "VmHWM");
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(new URL(url).port) });
+  const writeAll = async (bytes: Uint8Array) => {
+    for (let at = 0; at < bytes.length;) at += await conn.write(bytes.subarray(at));
+  };
+  const encoder = new TextEncoder();
+  await writeAll(encoder.encode(
+    `POST /v1/runs HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: ${authorization}\r\n` +
+      "content-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n",
+  ));
+  const chunk = encoder.encode(`100000\r\n${" ".repeat(0x100000)}\r\n`);
+  let answered = false;
+  let sentMiB = 0;
+  const sending = (async () => {
+    while (!answered && sentMiB < 400) {
+      await writeAll(chunk);
+      sentMiB++;
+    }
+    if (!answered) await writeAll(encoder.encode("0\r\n\r\n"));
+  })().catch(() => {});
+  const buffer = new Uint8Array(1024);
+  const read = await conn.read(buffer);
+  answered = true;
+  await sending;
+  conn.close();
+  const status = new TextDecoder().decode(buffer.subarray(0, read ?? 0)).split("\r\n")[0];
+  return { sentMiB, status, grownMiB: (rssKb(pid, "VmHWM") - before) / 1024 };
 }
 
 const many = (url: string, label: string) =>
@@ -150,6 +193,7 @@ for (let round = 0; round < ROUNDS; round++) {
   cpu.agent += cpuMs(timing.child.pid) - before.agent;
   cpu.mock += cpuMs(mock.pid) - before.mock;
 }
+const refused = await oversized(url, timing.child.pid);
 timing.child.kill("SIGINT");
 await timing.child.status;
 const ratio = median(all.map((wall, round) => wall / single[round]));
@@ -175,6 +219,7 @@ const waiting: Model = {
 };
 const local = createAgentHandler({
   model: waiting,
+  token: TOKEN,
   tools: [createReadTool()],
   cwd: workspace,
   sessions: fileSessionStore({ dir: await Deno.makeTempDir({ prefix: "bench_service_" }) }),
@@ -187,7 +232,7 @@ const localRun = async (message: string) => {
   const response = await local(
     new Request("http://localhost/v1/runs", {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", authorization },
       body: JSON.stringify({ message, complete: true }),
     }),
   );
@@ -258,7 +303,8 @@ const held = Array.from({ length: RUNS }, (_, k) => run(probe.url, `hold ${k}`))
 // Every run reaches its last model call, which the mock holds for 4 s.
 await new Promise((resolve) => setTimeout(resolve, TURNS * (DELAY_MS + 30) + 1_000));
 const active = await memory();
-const health = await (await fetch(`${probe.url}/v1/health`)).json();
+const health = await (await fetch(`${probe.url}/v1/health`, { headers: { authorization } }))
+  .json();
 await Promise.all(held);
 inspector.close();
 probe.child.kill("SIGINT");
@@ -283,5 +329,9 @@ console.log(
     `${((active.heapKb - idle.heapKb) / RUNS).toFixed(0)} KiB of JS heap, ` +
     `${((active.rssKb - idle.rssKb) / RUNS).toFixed(0)} KiB resident ` +
     `(${health.runs.running} runs active; idle service: ` +
-    `${(idle.heapKb / 1024).toFixed(1)} MiB heap, ${(idle.rssKb / 1024).toFixed(1)} MiB resident)`,
+    `${(idle.heapKb / 1024).toFixed(1)} MiB heap, ${
+      (idle.rssKb / 1024).toFixed(1)
+    } MiB resident)\n` +
+    `  a chunked 400 MiB body       ${refused.status} after ${refused.sentMiB} MiB sent; ` +
+    `peak resident memory +${refused.grownMiB.toFixed(1)} MiB (limit 2 MiB)`,
 );

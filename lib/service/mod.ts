@@ -31,5 +31,5 @@ export {
   type RunRequest,
   ServiceError,
 } from "./service.ts";
-export { listedSession, MIN_SESSION_PREFIX } from "./session_lookup.ts";
+export { listedSession, loadListedSession, MIN_SESSION_PREFIX } from "./session_lookup.ts";
 export { sseResponse } from "./sse.ts";

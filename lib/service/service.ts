@@ -19,7 +19,7 @@ import type { Tool } from "../tool.ts";
 import { eventRedactor } from "./redacted_events.ts";
 import { type RunInfo, ServiceRun } from "./run.ts";
 import { ServiceError } from "./service_error.ts";
-import { listedSession } from "./session_lookup.ts";
+import { loadListedSession } from "./session_lookup.ts";
 
 export { ServiceError };
 
@@ -404,12 +404,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
     async session(id) {
       if (!options.sessions) throw new ServiceError("not_found", 404, "Sessions are not saved");
       // Only the sessions it lists: those of its own working directory, not every project's.
-      const found = listedSession(await options.sessions.list(options.cwd ?? "."), id);
-      const loaded = await options.sessions.load(found.id);
-      if (loaded.header.id !== found.id || loaded.header.cwd !== found.cwd) {
-        throw new ServiceError("not_found", 404, `No session "${id}" of this service`);
-      }
-      return loaded;
+      return await loadListedSession(options.sessions, options.cwd ?? ".", id);
     },
     async searchMemory(query, max = 10) {
       if (!options.memory) {

@@ -7,7 +7,8 @@
  * @module
  */
 
-import type { SessionInfo } from "../session/mod.ts";
+import { resolve } from "node:path";
+import type { LoadedSession, SessionInfo, SessionStore } from "../session/mod.ts";
 import { ServiceError } from "./service_error.ts";
 
 /** The fewest characters of a session id that find it by prefix. */
@@ -65,4 +66,41 @@ export function listedSession(listed: readonly SessionInfo[], id: string): Sessi
     );
   }
   return matches[0];
+}
+
+/**
+ * Loads the session `id` names among those `store` lists for `cwd` (see {@link listedSession}).
+ * A whole id is loaded at once and kept only when it is a session of `cwd`; a prefix is looked
+ * up in the list.
+ *
+ * @example
+ * ```ts
+ * import { loadListedSession } from "./session_lookup.ts";
+ * import { memorySessionStore } from "../session/mod.ts";
+ * const store = memorySessionStore();
+ * await (await store.create({ id: "0f3a9c1e-here", cwd: "/here", model: "a/b" })).close();
+ * await (await store.create({ id: "77d0b2c4-there", cwd: "/there", model: "a/b" })).close();
+ * if ((await loadListedSession(store, "/here", "0f3a9c1e")).header.id !== "0f3a9c1e-here") {
+ *   throw new Error("unexpected");
+ * }
+ * const other = await loadListedSession(store, "/here", "77d0b2c4-there").catch((e) => e);
+ * if (other.status !== 404) throw new Error("another directory's session was served");
+ * ```
+ */
+export async function loadListedSession(
+  store: SessionStore,
+  cwd: string,
+  id: string,
+): Promise<LoadedSession> {
+  const where = resolve(cwd);
+  if (id.length >= MIN_SESSION_PREFIX) {
+    const exact = await store.load(id).catch(() => undefined);
+    if (exact?.header.id === id && exact.header.cwd === where) return exact;
+  }
+  const found = listedSession(await store.list(where), id);
+  const loaded = await store.load(found.id);
+  if (loaded.header.id !== found.id || loaded.header.cwd !== where) {
+    throw new ServiceError("not_found", 404, `No session of this service is "${id}"`);
+  }
+  return loaded;
 }
