@@ -8,7 +8,7 @@
  * @module
  */
 
-import { isAbsolute, resolve } from "node:path";
+import { basename, dirname, isAbsolute, resolve } from "node:path";
 import { hiddenInHome, hiddenSockets, SANDBOX_HIDDEN_SYSTEM } from "./hidden.ts";
 import { type HeldPlaceholders, holdPlaceholders } from "./placeholders.ts";
 import { guardPlan } from "./protected.ts";
@@ -222,16 +222,26 @@ function _prepare(options: SandboxArgsOptions): { args: string[]; held: HeldPlac
   }
   const home = options.home ?? _grantedEnv("HOME");
   const runtime = _grantedEnv("XDG_RUNTIME_DIR");
+  // Under /tmp, which is the sandbox's own, only what a mount shows through it can be reached.
+  const shown = (path: string) =>
+    !_within(path, "/tmp") || mounts.some((mount) => _within(path, mount.path));
+  const sockets = options.net ? [] : hiddenSockets(options.bwrap).filter(shown);
   const hidden = [
     ...(home ? hiddenInHome(home) : []),
     ...SANDBOX_HIDDEN_SYSTEM,
     ...(runtime && isAbsolute(runtime) ? [runtime] : []),
-    ...(options.net ? [] : hiddenSockets(options.bwrap)),
     ...(options.hide ?? []).map((path) => resolve(cwd, path)),
   ];
   const emptied = new Set<string>();
-  for (const path of hidden) {
-    const found = _lookup(path);
+  // Most paths to hide are absent: their directories' listings, read once, say so.
+  const listed = new Map<string, Set<string> | null | undefined>();
+  for (
+    const [path, known] of [
+      ...hidden.map((path) => [path, false] as const),
+      ...sockets.map((path) => [path, true] as const),
+    ]
+  ) {
+    const found = _lookup(path, known ? undefined : listed);
     if (!found || mounts.some((mount) => mount.hides && mount.path === found.real)) continue;
     if (found.isDirectory) emptied.add(found.real);
     mounts.push({
@@ -275,7 +285,10 @@ function _realDir(path: string): string | undefined {
 }
 
 /** The real path of an existing path and whether it is a directory; throws when Deno says no. */
-function _lookup(path: string): { real: string; isDirectory: boolean } | undefined {
+function _lookup(
+  path: string,
+  listed?: Map<string, Set<string> | null | undefined>,
+): { real: string; isDirectory: boolean } | undefined {
   if (!isAbsolute(path)) return undefined;
   if (Deno.permissions.querySync({ name: "read", path }).state !== "granted") {
     throw new Error(
@@ -283,6 +296,9 @@ function _lookup(path: string): { real: string; isDirectory: boolean } | undefin
         `reading it; allow it with --allow-read`,
     );
   }
+  // An absent path, as its directory's listing says, is no error to build and catch.
+  const names = listed && _names(dirname(path), listed);
+  if (names === null || (names && !names.has(basename(path)))) return undefined;
   try {
     const real = Deno.realPathSync(path);
     return { real, isDirectory: Deno.statSync(real).isDirectory };
@@ -292,6 +308,22 @@ function _lookup(path: string): { real: string; isDirectory: boolean } | undefin
       cause: error,
     });
   }
+}
+
+/** A directory's entries: `null` when it does not exist, `undefined` when it cannot be read. */
+function _names(
+  dir: string,
+  listed: Map<string, Set<string> | null | undefined>,
+): Set<string> | null | undefined {
+  if (listed.has(dir)) return listed.get(dir);
+  let names: Set<string> | null | undefined;
+  try {
+    names = new Set(Array.from(Deno.readDirSync(dir), (entry) => entry.name));
+  } catch (error) {
+    names = error instanceof Deno.errors.NotFound ? null : undefined;
+  }
+  listed.set(dir, names);
+  return names;
 }
 
 /** An environment variable, when Deno grants reading it (nobody is asked). */

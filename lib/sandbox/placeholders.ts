@@ -125,8 +125,10 @@ export function isPlaceholder(entry: Placeholder): boolean {
 /** Makes or takes over one placeholder, and holds it with a shared lock. */
 function _hold(entry: Placeholder): Deno.FsFile | undefined {
   for (let attempt = 0; attempt < 5; attempt++) {
+    let made = false;
     try {
       _make(entry);
+      made = true;
     } catch (error) {
       if (!(error instanceof Deno.errors.AlreadyExists)) {
         throw new Error(
@@ -154,7 +156,8 @@ function _hold(entry: Placeholder): Deno.FsFile | undefined {
         return false;
       }
     })();
-    if (same && isPlaceholder(entry)) return file;
+    // What this made is what it should be; what it found is checked again, now that it is held.
+    if (same && (made || isPlaceholder(entry))) return file;
     file.close();
   }
   throw new Error(`Cannot guard ${entry.path} in the sandbox: it keeps changing`);

@@ -36,6 +36,14 @@ export interface ProtectedName {
    * empty `commondir`; one that says `.` means the repository itself).
    */
   content?: string;
+  /**
+   * When its absence needs guarding too (default `always`): `never` for what git reads only
+   * once something guarded already names it (`config.worktree` once the config turns it on, a
+   * linked worktree's entry once a worktree points to it); `submodules` for what matters only
+   * where `.gitmodules` lists submodules (a `modules` planted before `git submodule update`
+   * would be taken as theirs).
+   */
+  absent?: "always" | "never" | "submodules";
 }
 
 /** In every project directory: the agent's, direnv's and the editors' configuration. */
@@ -55,7 +63,12 @@ export const PROTECTED_PROJECT_NAMES: readonly ProtectedName[] = [
 /** In a git directory: what git runs, or where it finds what it runs. */
 export const PROTECTED_GIT_NAMES: readonly ProtectedName[] = [
   { name: "config", kind: "file", why: "git runs the programs it names (core.fsmonitor, …)" },
-  { name: "config.worktree", kind: "file", why: "git runs the programs it names" },
+  {
+    name: "config.worktree",
+    kind: "file",
+    why: "git runs the programs it names",
+    absent: "never",
+  },
   {
     name: "commondir",
     kind: "file",
@@ -67,8 +80,14 @@ export const PROTECTED_GIT_NAMES: readonly ProtectedName[] = [
     name: "modules",
     kind: "dir",
     why: "the submodules' repositories, with their config and hooks",
+    absent: "submodules",
   },
-  { name: "worktrees", kind: "dir", why: "where linked worktrees find their repository" },
+  {
+    name: "worktrees",
+    kind: "dir",
+    why: "where linked worktrees find their repository",
+    absent: "never",
+  },
 ];
 
 /** In the home directory, when a command may write it: startup files and `PATH` entries. */
@@ -227,6 +246,9 @@ export function guardPlan(options: GuardPlanOptions): GuardPlan {
   const missing = new Map<string, Placeholder>();
   const pins = new Set<string>();
   const gitDirs = new Set<string>();
+  // What each directory holds, read once: most entries looked for are absent.
+  const listed = new Map<string, Set<string> | null>();
+  const lstat = (path: string) => _lstatListed(listed, path);
 
   const rootOf = (path: string) =>
     writable.filter((root) => _within(path, root)).sort((a, b) => b.length - a.length)[0];
@@ -243,7 +265,7 @@ export function guardPlan(options: GuardPlanOptions): GuardPlan {
   };
   const guard = (path: string, entry: ProtectedName, absentToo: boolean) => {
     if (!guardable(path)) return;
-    const info = _lstat(path);
+    const info = lstat(path);
     const held = _placeholder(path, entry);
     // One left behind by a sandbox that could not take it away is taken over, to go this time.
     if (info && isPlaceholder(held)) {
@@ -272,11 +294,12 @@ export function guardPlan(options: GuardPlanOptions): GuardPlan {
   };
   const guardGit = (dotGit: string, absentToo: boolean) => {
     if (!guardable(dotGit)) return;
-    const info = _lstat(dotGit);
+    const info = lstat(dotGit);
     if (!info || isPlaceholder({ path: dotGit, kind: "dir" })) {
       if (absentToo || info) guard(dotGit, _GIT_ENTRY, true);
       return;
     }
+    const submodules = lstat(join(dirname(dotGit), ".gitmodules")) !== undefined;
     const dirs: string[] = [];
     if (info.isFile) {
       existing.add(dotGit);
@@ -285,7 +308,7 @@ export function guardPlan(options: GuardPlanOptions): GuardPlan {
       if (target) dirs.push(target);
     } else {
       const real = info.isSymlink ? _real(dotGit) : dotGit;
-      if (real && _lstat(real)?.isDirectory) dirs.push(real);
+      if (real && lstat(real)?.isDirectory) dirs.push(real);
     }
     for (const dir of [...dirs]) {
       const common = _commonDir(dir);
@@ -298,7 +321,10 @@ export function guardPlan(options: GuardPlanOptions): GuardPlan {
         pins.add(dir);
         pin(dir);
       }
-      for (const entry of PROTECTED_GIT_NAMES) guard(join(dir, entry.name), entry, true);
+      for (const entry of PROTECTED_GIT_NAMES) {
+        const absentToo = entry.absent === "submodules" ? submodules : entry.absent !== "never";
+        guard(join(dir, entry.name), entry, absentToo);
+      }
     }
   };
   const guardProject = (dir: string, absentToo: boolean) => {
@@ -313,7 +339,7 @@ export function guardPlan(options: GuardPlanOptions): GuardPlan {
   const projects = new Set<string>(writable);
   for (let dir = options.cwd; rootOf(dir); dir = dirname(dir)) {
     projects.add(dir);
-    if (_lstat(join(dir, ".git")) || dirname(dir) === dir) break;
+    if (lstat(join(dir, ".git")) || dirname(dir) === dir) break;
   }
   for (const dir of projects) guardProject(dir, true);
   const home = options.home;
@@ -411,6 +437,24 @@ function _readSmall(path: string, max = 4096): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** {@link _lstat}, answered from the directory's listing (read once) when the entry is absent. */
+function _lstatListed(
+  listed: Map<string, Set<string> | null>,
+  path: string,
+): Deno.FileInfo | undefined {
+  const dir = dirname(path);
+  let names = listed.get(dir);
+  if (names === undefined) {
+    try {
+      names = new Set(Array.from(Deno.readDirSync(dir), (entry) => entry.name));
+    } catch {
+      names = null;
+    }
+    listed.set(dir, names);
+  }
+  return names && !names.has(basename(path)) ? undefined : _lstat(path);
 }
 
 function _lstat(path: string): Deno.FileInfo | undefined {
