@@ -159,7 +159,11 @@ function _sandboxNote(sandbox: { writable: string[]; net: boolean }): string {
   return ` Commands run in a sandbox: the file system is read-only except ${writable} and a ` +
     `private /tmp emptied after each command; ` +
     (sandbox.net ? "" : "there is no network, so downloads and installs fail; ") +
-    `API keys and tokens are not in the environment, and ~/.ssh and similar are hidden.`;
+    `API keys and tokens are not in the environment, and ~/.ssh and similar are hidden. ` +
+    `What would run code outside the sandbox stays read-only even in the workspace: .git/config, ` +
+    `.git/hooks, .agent/, .mcp.json, .envrc, .vscode/, .idea/ (where one does not exist, an ` +
+    `empty read-only directory holds its place while a command runs), so git init, git config ` +
+    `and hooks are for the user to change.`;
 }
 
 interface _RunOptions {
