@@ -6,10 +6,11 @@
 
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { detectSandbox } from "../lib/sandbox/detect.ts";
 import { fileSessionStore } from "../lib/session/mod.ts";
 import { type MockReply, type MockServer, startMockOpenAIServer } from "../testing.ts";
-import { denoDir, MOD, tempDir } from "./terminal_support.ts";
+import { denoDir, MOD } from "./terminal_support.ts";
 
 /** An `agent serve` process, listening. */
 interface Served extends AsyncDisposable {
@@ -33,9 +34,9 @@ interface Served extends AsyncDisposable {
   interrupt(): Promise<number>;
 }
 
-/** Directories for a service: `root` holds them all. */
-async function serviceDirs() {
-  const root = await tempDir("agent_serve_");
+/** Directories for a service: `root` (in `base`, default the temp directory) holds them all. */
+async function serviceDirs(base?: string) {
+  const root = await Deno.realPath(await Deno.makeTempDir({ dir: base, prefix: "agent_serve_" }));
   const dirs = {
     root,
     home: join(root, "home"),
@@ -53,6 +54,8 @@ async function startServe(
     permissions?: string[];
     env?: Record<string, string>;
     dirs?: Awaited<ReturnType<typeof serviceDirs>>;
+    /** `--sandbox` (default off). */
+    sandbox?: string;
   } = {},
 ): Promise<Served> {
   const dirs = options.dirs ?? await serviceDirs();
@@ -67,7 +70,7 @@ async function startServe(
       "-m",
       "openai/test",
       "--sandbox",
-      "off",
+      options.sandbox ?? "off",
       ...args,
     ],
     cwd: dirs.cwd,
@@ -346,6 +349,41 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name: "agent serve: a command in the sandbox can neither read the token nor find it",
+  ignore: !(await detectSandbox()).available,
+  async fn() {
+    let tokenFile = "";
+    await using model = startMockOpenAIServer({
+      replies: (body) =>
+        (body.messages as { role: string }[]).some((message) => message.role === "tool")
+          ? { text: "done" }
+          : {
+            toolCalls: [{
+              name: "bash",
+              arguments: {
+                command: `cat ${tokenFile}; ls ${dirname(tokenFile)}; env | grep -c TOKEN`,
+              },
+            }],
+          },
+    });
+    // Outside /tmp, which is private inside the sandbox anyway: the data directory is hidden.
+    const dirs = await serviceDirs("/var/tmp");
+    try {
+      await using served = await startServe(model, [], { dirs, sandbox: "required" });
+      tokenFile = served.tokenFile!;
+      const answer = await (await post(served, "/v1/runs", { message: "Read the token" })).json();
+      assert.equal(answer.run.result.text, "done");
+      const output = JSON.stringify((model.requests[1].body.messages as unknown[]).at(-1));
+      assert.ok(!output.includes(served.token!), output);
+      assert.match(output, /No such file or directory/);
+      assert.doesNotMatch(output, /serve-\d+\.token\\n/, "the data directory shows nothing");
+    } finally {
+      await Deno.remove(dirs.root, { recursive: true });
+    }
+  },
+});
+
 Deno.test("agent serve: a session of another project is not served; a prefix needs 8 characters", async () => {
   await using model = mock(() => ({ text: "noted" }));
   const dirs = await serviceDirs();
@@ -483,8 +521,13 @@ Deno.test("agent serve: its tools are those its Deno permissions grant", async (
   ]);
   const readOnly = ["--allow-read", "--allow-env", "--allow-net=127.0.0.1"];
   // Allowed to write nowhere, it has nowhere to keep a token of its own: it says what to do.
-  await assert.rejects(
-    startServe(model, [], { permissions: readOnly }),
+  const started = await startServe(model, [], { permissions: readOnly }).catch((error) => error);
+  if (!(started instanceof Error)) {
+    await started[Symbol.asyncDispose]();
+    assert.fail("it served with no token to give its clients");
+  }
+  assert.match(
+    started.message,
     /agent serve needs a token and has nowhere to keep one for you alone: set AGENT_SERVE_TOKEN/,
   );
   await using served = await startServe(model, [], {
