@@ -25,10 +25,16 @@ Deno.mkdirSync(`${dir}/src`);
 Deno.writeTextFileSync(`${dir}/src/replace.ts`, text);
 Deno.writeTextFileSync(`${dir}/src/edit.ts`, text.replace("answer = 42", "value = 0"));
 Deno.writeTextFileSync(`${dir}/src/read.ts`, text);
+Deno.mkdirSync(`${dir}/made`);
 
 let n = 0;
 Deno.bench("write: replace a 2 KB file", { group: "files", baseline: true }, async () => {
   await write.execute({ path: "src/replace.ts", content: text }, ctx);
+});
+
+Deno.bench("write: create a file", { group: "files" }, async () => {
+  n++;
+  await write.execute({ path: `made/${n}.ts`, content: text }, ctx);
 });
 
 Deno.bench("write: create a file in a new directory", { group: "files" }, async () => {
