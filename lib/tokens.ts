@@ -154,9 +154,20 @@ export async function countTokensInSlices(
   return tokens;
 }
 
-/** Lets timers, I/O and signals run. */
+/**
+ * Lets timers, I/O and signals run: a message to itself comes back after them, without the
+ * 4 ms a chain of `setTimeout(0)` waits.
+ */
 function _pause(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
+  const { port1, port2 } = new MessageChannel();
+  return new Promise((resolve) => {
+    port1.onmessage = () => {
+      port1.close();
+      port2.close();
+      resolve();
+    };
+    port2.postMessage(null);
+  });
 }
 
 const _tokens = new WeakMap<TokenCounter, WeakMap<object, number>>();

@@ -67,7 +67,7 @@ async function processDirs() {
 
 async function processEnv(
   dirs: { home: string; data: string },
-  server: MockServer,
+  server: { url: string },
 ): Promise<Record<string, string>> {
   return {
     PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
@@ -93,7 +93,10 @@ interface CliRun extends AsyncDisposable {
   stderr(): string;
 }
 
-async function startCli(server: MockServer, dirs: { home: string; data: string; work: string }) {
+async function startCli(
+  server: { url: string },
+  dirs: { home: string; data: string; work: string },
+) {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", MOD, "-m", "openai/test", "--output", "stream-json", "--sandbox", "off"]
       .concat(["--cwd", dirs.work, "write big.txt"]),
@@ -193,6 +196,71 @@ Deno.test("big input: a 10 MB tool argument without a space is written and the r
   // Far past the context window: compaction summarized what it could, and said so.
   const compaction = run.events.find((event) => event.type === "compaction");
   assert.ok(compaction && (compaction.tokensBefore as number) > 1_000_000);
+});
+
+/**
+ * A loopback model that streams a call writing `content` to big.txt in pieces of `size`
+ * characters, each piece naming the tool again (as some servers do), then answers "Written.".
+ */
+function piecemealModel(content: string, size: number) {
+  const args = JSON.stringify({ path: "big.txt", content });
+  const encoder = new TextEncoder();
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+    encoder.encode(
+      `data: ${
+        JSON.stringify({
+          id: "chatcmpl-1",
+          object: "chat.completion.chunk",
+          created: 0,
+          model: "test",
+          choices: [{ index: 0, delta, finish_reason: finish }],
+        })
+      }\n\n`,
+    );
+  let requests = 0;
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, async (request) => {
+    await request.body?.cancel();
+    const first = requests++ === 0;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        if (first) {
+          const call = { index: 0, id: "call_1", type: "function" };
+          controller.enqueue(chunk({
+            role: "assistant",
+            tool_calls: [{ ...call, function: { name: "write", arguments: "" } }],
+          }));
+          for (let at = 0; at < args.length; at += size) {
+            const piece = { name: "write", arguments: args.slice(at, at + size) };
+            controller.enqueue(chunk({ tool_calls: [{ index: 0, function: piece }] }));
+          }
+          controller.enqueue(chunk({}, "tool_calls"));
+        } else {
+          controller.enqueue(chunk({ role: "assistant", content: "Written." }));
+          controller.enqueue(chunk({}, "stop"));
+        }
+        controller.enqueue(encoder.encode("data: [DONE]\n\n"));
+        controller.close();
+      },
+    });
+    return new Response(body, { headers: { "content-type": "text/event-stream" } });
+  });
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/v1`,
+    [Symbol.asyncDispose]: () => server.shutdown(),
+  };
+}
+
+Deno.test("big input: a 400 KB argument streamed in 200,000 pieces, each naming the tool, is taken whole", async () => {
+  await using dirs = await processDirs();
+  const content = letters(400_000);
+  await using server = piecemealModel(content, 2);
+  await using run = await startCli(server, dirs);
+  const code = await run.exitWithin(60_000);
+  assert.equal(code, 0, `the run did not end in 60 s:\n${run.stderr()}`);
+  assert.equal(resultOf(run).text, "Written.");
+  // One call, not a call per piece: the pieces were joined.
+  assert.equal(run.events.filter((event) => event.type === "tool_call").length, 1);
+  assert.equal(await Deno.readTextFile(join(dirs.work, "big.txt")), content);
 });
 
 Deno.test("big input: Ctrl+C ends a headless run busy with a huge input, exit code 130", async () => {

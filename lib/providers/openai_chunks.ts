@@ -13,6 +13,7 @@ import type { ToolCallPart } from "../messages.ts";
 import type { FinishReason, ModelEvent } from "../model.ts";
 import type { Usage } from "../usage.ts";
 import { isContextLengthMessage } from "./http_errors.ts";
+import { type JsonProgress, jsonProgress } from "./json_progress.ts";
 import { type ContentPiece, thinkTagSplitter } from "./think_tags.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -22,6 +23,8 @@ interface _Slot {
   id: string;
   name: string;
   args: string;
+  /** Whether `args` is complete JSON, known without parsing it at every piece. */
+  json: JsonProgress;
   extra?: Record<string, unknown>;
 }
 
@@ -70,13 +73,14 @@ export function chunkReader(provider: string): {
       // the current call's arguments are complete, starts a call.
       const startsNew = candidate !== undefined && (
         (id !== "" && candidate.id !== "" && candidate.id !== id) ||
-        (id === "" && name !== "" && candidate.name !== "" && _isJson(candidate.args) &&
+        (id === "" && name !== "" && candidate.name !== "" &&
+          candidate.json.complete(candidate.args) &&
           (delta.type === "function" || _text(delta.function?.arguments) !== ""))
       );
       slot = startsNew ? undefined : candidate;
     }
     if (!slot) {
-      slot = { id: "", name: "", args: "" };
+      slot = { id: "", name: "", args: "", json: jsonProgress() };
       slots.push(slot);
     }
     if (index !== undefined) byIndex.set(index, slot);
@@ -258,19 +262,23 @@ function _mergeArgs(slot: _Slot, incoming: unknown, named: boolean): void {
   if (incoming === null || incoming === undefined) return;
   if (typeof incoming === "object") {
     slot.args = JSON.stringify(incoming); // sent as an object: always whole
+    slot.json = jsonProgress(slot.args);
     return;
   }
   const text = String(incoming);
   if (text === "") return;
   if (slot.args === "" || text.startsWith(slot.args)) {
     slot.args = text; // the first piece, or a server re-sending everything so far
+    slot.json = jsonProgress(text);
   } else if (
     !named && text.trimStart().startsWith("{") && slot.args.trimEnd().endsWith("}") &&
-    _isJson(slot.args) && _isJson(text)
+    slot.json.complete(slot.args) && _isJson(text)
   ) {
     slot.args = text; // complete arguments sent again, corrected
+    slot.json = jsonProgress(text);
   } else {
     slot.args += text;
+    slot.json.push(text);
   }
 }
 
