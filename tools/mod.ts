@@ -28,7 +28,14 @@ import { createWriteTool } from "./write.ts";
 export { type BashInput, type BashToolOptions, createBashTool } from "./bash.ts";
 export { createEditTool, type EditInput } from "./edit.ts";
 export { createFetchTool, type FetchInput, type FetchToolOptions } from "./fetch.ts";
-export { denoFs, type ToolDirEntry, type ToolFileInfo, type ToolFs } from "./fs.ts";
+export {
+  denoFs,
+  type ToolDirEntry,
+  type ToolFile,
+  type ToolFileInfo,
+  type ToolFs,
+  type ToolOpenOptions,
+} from "./fs.ts";
 export { createGlobTool, type GlobInput, type GlobToolOptions } from "./glob.ts";
 export { createGrepTool, type GrepInput, type GrepToolOptions } from "./grep.ts";
 export { createLsTool, type LsInput, type LsToolOptions } from "./ls.ts";
