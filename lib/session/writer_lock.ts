@@ -27,13 +27,12 @@ import { SessionError, type SessionHolder } from "./store.ts";
  * const first = await Deno.open(path, { append: true });
  * lockSessionFile(first, "s1");
  * const second = await Deno.open(path, { append: true });
- * const refused = (() => {
- *   try {
- *     lockSessionFile(second, "s1");
- *   } catch (error) {
- *     return error as Error;
- *   }
- * })();
+ * let refused: Error | undefined;
+ * try {
+ *   lockSessionFile(second, "s1");
+ * } catch (error) {
+ *   refused = error as Error;
+ * }
  * if (!refused?.message.startsWith("Session s1 is being written by another process")) {
  *   throw new Error("unexpected");
  * }
