@@ -101,7 +101,7 @@ export function fileSessionStore(options: FileSessionStoreOptions): SessionStore
         if (error instanceof Deno.errors.AlreadyExists) _exists(header.id);
         throw error;
       }
-      _lock(file, header.id);
+      await _lock(file, header.id);
       return await fileSessionWriter(file, { id: header.id, header, sync, redact });
     },
     async open(idOrPrefix) {
@@ -112,7 +112,7 @@ export function fileSessionStore(options: FileSessionStoreOptions): SessionStore
       ensurePrivateFile(path);
       const file = await Deno.open(path, { append: true });
       // One writer at a time; what the file holds is read once this one is the writer.
-      _lock(file, basename(path, ".jsonl"));
+      await _lock(file, basename(path, ".jsonl"));
       let summary: _Summary;
       try {
         summary = await _summary(path);
@@ -272,13 +272,25 @@ function _unreadable(error: unknown): undefined {
   throw error;
 }
 
-/** Locks the session file for its writer, or closes it and throws the `busy` refusal. */
-function _lock(file: Deno.FsFile, id: string): void {
-  try {
-    lockSessionFile(file, id);
-  } catch (error) {
-    file.close();
-    throw error;
+/**
+ * Locks the session file for its writer, or closes it and throws the `busy` refusal. A lock
+ * just released can outlive its `close()` for a moment: a process this one is starting holds a
+ * copy of every handle between its fork and its exec. So a refusal is only final after a few
+ * short tries (about a quarter of a second in all).
+ */
+async function _lock(file: Deno.FsFile, id: string): Promise<void> {
+  for (let wait = 1;; wait *= 2) {
+    try {
+      lockSessionFile(file, id);
+      return;
+    } catch (error) {
+      if (wait <= 128 && error instanceof SessionError && error.reason === "busy") {
+        await new Promise((done) => setTimeout(done, wait));
+        continue;
+      }
+      file.close();
+      throw error;
+    }
   }
 }
 
