@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { SUMMARY_SYSTEM_PROMPT } from "../mod.ts";
 import { type MockReply, type MockServer, startMockOpenAIServer } from "../testing.ts";
-import { denoDir, MOD, tempDir } from "./terminal_support.ts";
+import { denoDir, MOD, tempDir, Terminal } from "./terminal_support.ts";
 
 /** `length` lowercase letters without a space, the same ones on every run. */
 function letters(length: number): string {
@@ -274,6 +274,27 @@ Deno.test("big input: Ctrl+C ends a headless run busy with a huge input, exit co
   const code = await run.exitWithin(60_000);
   assert.equal(code, 130, `no exit within 60 s of Ctrl+C:\n${run.stderr()}`);
   assert.equal(resultOf(run).status, "aborted");
+});
+
+Deno.test("big input: the terminal draws a 400 KB answer of brackets and takes the next prompt", async () => {
+  await using dirs = await processDirs();
+  await using server = startMockOpenAIServer({
+    replies: [{ text: ["[".repeat(400_000), "\n\n**All** drawn."] }, { text: "Next." }],
+  });
+  // In colour: the answer's lines are styled as markdown once complete.
+  const { NO_COLOR: _, ...env } = await processEnv(dirs, server);
+  await using terminal = await Terminal.start(
+    [Deno.execPath(), "run", "-A", MOD, "-m", "openai/test", "--sandbox", "off"],
+    env,
+    dirs.work,
+  );
+  await terminal.waitFor(/\/help for commands/, 60_000);
+  await terminal.type("draw brackets");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/All drawn\.[\s\S]*out tokens/, 30_000);
+  await terminal.type("and then?");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/Next\./, 30_000);
 });
 
 /** An `agent serve` process with a token of its own, and its URL once it listens. */

@@ -219,13 +219,15 @@ export function renderLine(line: string, inFence: boolean): [string, boolean] {
 export function renderInline(text: string): string {
   return text.split(/(`[^`]+`)/).map((part, i) => {
     if (i % 2 === 1) return _style("36", part.slice(1, -1));
+    // Links first, their labels and URLs holding no bracket of their kind: a search from each
+    // "[" stops at the next, so a line of them costs its length, not its length squared.
     return part
+      .replace(/\[([^[\]]+)\]\(([^()\s]+)\)/g, (_, label, url) => `${label} ${_style("2;4", url)}`)
       .replace(/\*\*([^*]+)\*\*|__([^_]+)__/g, (_, a, b) => _style("1", a ?? b))
       .replace(
         /(^|[^*\w])\*([^*\s][^*]*)\*(?!\*)|(^|\W)_([^_\s][^_]*)_(?!\w)/g,
         (_, p1, a, p2, b) => `${p1 ?? p2}${_style("3", a ?? b)}`,
-      )
-      .replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, (_, label, url) => `${label} ${_style("2;4", url)}`);
+      );
   }).join("");
 }
 
