@@ -9,6 +9,7 @@
 import { z } from "zod";
 import { sleep } from "../lib/async.ts";
 import { prepareSandbox } from "../lib/sandbox/bubblewrap.ts";
+import type { Leftover } from "../lib/sandbox/leftovers.ts";
 import { _collect } from "./bash_output.ts";
 import { _hostEnv, sandboxEnv } from "../lib/sandbox/env.ts";
 import { defineTool, type Tool, type ToolOutput } from "../lib/tool.ts";
@@ -183,13 +184,34 @@ async function _run(
 ): Promise<ToolOutput> {
   signal.throwIfAborted();
   const started = performance.now();
-  const { child, release } = await _spawn(command, cwd, options);
+  const { child, release, checkLeftovers } = await _spawn(command, cwd, options);
+  let outcome: ToolOutput | undefined;
   try {
-    return await _outcome(child, command, started, signal, options);
+    outcome = await _outcome(child, command, started, signal, options);
   } finally {
-    // Only once nothing of the sandbox is left: what stands in place of absent protected files.
+    // Only once nothing of the sandbox is left: what stands in place of absent protected files,
+    // and what the command left in git's index that would run code outside the sandbox.
     release();
+    const said = await checkLeftovers();
+    if (outcome && said.length) outcome = _withLeftovers(outcome, said);
   }
+  return outcome;
+}
+
+/**
+ * A result that says first what the sandbox undid or found, so that the model and the user (who
+ * sees the display, or the first line of a failure) both read it. A call whose effect was partly
+ * undone failed.
+ */
+function _withLeftovers(outcome: ToolOutput, said: Leftover[]): ToolOutput {
+  const texts = said.map((leftover) => leftover.text);
+  return {
+    ...outcome,
+    output: `${texts.join("\n")}\n\n${outcome.output}`,
+    isError: outcome.isError || said.some((leftover) => leftover.undone),
+    display: [outcome.display ?? "", ...texts].join("\n"),
+    metadata: { ...outcome.metadata, leftovers: texts },
+  };
 }
 
 async function _outcome(
@@ -257,7 +279,9 @@ async function _spawn(
   command: string,
   cwd: string,
   options: _RunOptions,
-): Promise<{ child: Deno.ChildProcess; release: () => void }> {
+): Promise<
+  { child: Deno.ChildProcess; release: () => void; checkLeftovers: () => Promise<Leftover[]> }
+> {
   const sandbox = options.sandbox;
   // Merge stderr into stdout, then run the command in a fresh shell on the merged output, so
   // that even its syntax errors are shown, with the right line numbers. In the sandbox the outer
@@ -272,12 +296,14 @@ async function _spawn(
   let program = options.shell;
   let spawn: Deno.CommandOptions = { args: shell.slice(1), env: options.env, stderr: "null" };
   let release = () => {};
+  let checkLeftovers = () => Promise.resolve<Leftover[]>([]);
   if (sandbox) {
     // The child gets exactly this environment, so that it never holds the secrets.
     const env = sandboxEnv({ ..._hostEnv(), ...options.env }, sandbox.secretNames);
     program = sandbox.bwrap;
     const prepared = prepareSandbox({ ...sandbox, command: shell, cwd, home: env.HOME });
     release = prepared.release;
+    checkLeftovers = prepared.checkLeftovers;
     spawn = { args: prepared.args, env, clearEnv: true, stderr: "piped" };
   }
   try {
@@ -288,7 +314,7 @@ async function _spawn(
       stdout: "piped",
       detached: true,
     }).spawn();
-    return { child, release };
+    return { child, release, checkLeftovers };
   } catch (error) {
     release();
     if (!(error instanceof Deno.errors.NotFound)) throw error;

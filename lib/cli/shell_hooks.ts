@@ -15,6 +15,7 @@ import type { Hooks } from "../hooks.ts";
 import type { Message } from "../messages.ts";
 import { prepareSandbox } from "../sandbox/bubblewrap.ts";
 import { _hostEnv, sandboxEnv } from "../sandbox/env.ts";
+import type { Leftover } from "../sandbox/leftovers.ts";
 import type { BashSandbox } from "../../tools/bash.ts";
 
 /** One hook command. */
@@ -205,7 +206,7 @@ function _command(
   hook: ShellHook,
   name: string,
   options: _RunOptions,
-): { command: Deno.Command; release: () => void } {
+): { command: Deno.Command; release: () => void; checkLeftovers?: () => Promise<Leftover[]> } {
   const env = sandboxEnv({ ..._hostEnv(), AGENT_HOOK: name }, options.secretNames);
   const io = { stdin: "piped", stdout: "piped", stderr: "piped" } as const;
   const command = ["sh", "-c", hook.command];
@@ -238,6 +239,7 @@ function _command(
       ...io,
     }),
     release: prepared.release,
+    checkLeftovers: prepared.checkLeftovers,
   };
 }
 
@@ -248,9 +250,11 @@ async function _run(
   options: _RunOptions,
 ): Promise<_Outcome | undefined> {
   let release = () => {};
+  let checkLeftovers: (() => Promise<Leftover[]>) | undefined;
   try {
     const prepared = _command(hook, name, options);
     release = prepared.release;
+    checkLeftovers = prepared.checkLeftovers;
     const child = prepared.command.spawn();
     const timer = setTimeout(() => child.kill("SIGKILL"), (hook.timeout ?? 60) * 1000);
     const writer = child.stdin.getWriter();
@@ -280,6 +284,10 @@ async function _run(
     return undefined;
   } finally {
     release();
+    // What the hook left in git's index that would run code outside the sandbox is undone.
+    for (const leftover of await checkLeftovers?.() ?? []) {
+      options.warn(`${name} hook "${hook.command}": ${leftover.text}`);
+    }
   }
 }
 

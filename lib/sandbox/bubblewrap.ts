@@ -10,8 +10,9 @@
 
 import { basename, dirname, isAbsolute, resolve } from "node:path";
 import { hiddenInHome, hiddenSockets, SANDBOX_HIDDEN_SYSTEM } from "./hidden.ts";
+import { type Leftover, watchLeftovers } from "./leftovers.ts";
 import { type HeldPlaceholders, holdPlaceholders } from "./placeholders.ts";
-import { guardPlan } from "./protected.ts";
+import { type GuardPlan, guardPlan } from "./protected.ts";
 import { type SandboxedKind, sandboxStarted } from "./running.ts";
 
 export { SANDBOX_HIDDEN_HOME, SANDBOX_HIDDEN_SYSTEM } from "./hidden.ts";
@@ -110,6 +111,14 @@ export interface PreparedSandbox {
    * holds it). Call it once bwrap has exited (or failed to start); calling it again does nothing.
    */
   release(): void;
+  /**
+   * Once bwrap has exited: takes out of git's index the repositories the command registered in
+   * a guarded repository (a gitlink, which `git status` outside would look into, running what
+   * its config names), and says so, and names the repositories it made where nothing guards
+   * their config (see `leftovers.ts`): for the model and the user, nothing most of the time.
+   * Calling it again says nothing.
+   */
+  checkLeftovers(): Promise<Leftover[]>;
 }
 
 /**
@@ -164,6 +173,9 @@ export function sandboxArgs(options: SandboxArgsOptions): string[] {
  * 6. `--remount-ro` for each hidden directory, once the mount points inside it are made;
  * 7. `--chdir cwd`, `--`, and the command.
  *
+ * With writable directories, it also records what the guarded repositories' indexes hold, for
+ * `checkLeftovers()` to undo what the command added there once it has ended.
+ *
  * Run bwrap with these in a process group and session of its own (`Deno.Command`'s `detached`)
  * and kill the group to stop it: the kernel then ends everything inside. Throws when Deno does
  * not let it check whether a path to hide exists (guessing wrong would either show the secret or
@@ -185,7 +197,14 @@ export function sandboxArgs(options: SandboxArgsOptions): string[] {
  */
 export function prepareSandbox(options: SandboxArgsOptions): PreparedSandbox {
   const prepared = _prepare(options);
-  if (options.writable.length === 0) return { args: prepared.args, release: prepared.held.release };
+  if (options.writable.length === 0) {
+    return {
+      args: prepared.args,
+      release: prepared.held.release,
+      checkLeftovers: () => Promise.resolve([]),
+    };
+  }
+  const leftovers = watchLeftovers({ ...prepared.watched, bwrap: options.bwrap });
   const running = sandboxStarted(options.kind ?? "command", options.command.join(" "));
   return {
     args: prepared.args,
@@ -193,10 +212,21 @@ export function prepareSandbox(options: SandboxArgsOptions): PreparedSandbox {
       running.end();
       prepared.held.release();
     },
+    checkLeftovers: () => leftovers.check(),
   };
 }
 
-function _prepare(options: SandboxArgsOptions): { args: string[]; held: HeldPlaceholders } {
+/** What {@link _prepare} worked out that the watch of leftovers starts from. */
+interface _Watched {
+  cwd: string;
+  roots: string[];
+  plan: GuardPlan;
+  hidden: string[];
+}
+
+function _prepare(
+  options: SandboxArgsOptions,
+): { args: string[]; held: HeldPlaceholders; watched: _Watched } {
   const cwd = resolve(options.cwd);
   const args = [
     ..._confinement(options.net),
@@ -250,11 +280,12 @@ function _prepare(options: SandboxArgsOptions): { args: string[]; held: HeldPlac
       hides: true,
     });
   }
+  const hiddenPaths = mounts.filter((mount) => mount.hides).map((mount) => mount.path);
   const plan = guardPlan({
     cwd: realCwd ?? cwd,
     writable: [...writable],
     home: home ? _realDir(home) : undefined,
-    hidden: mounts.filter((mount) => mount.hides).map((mount) => mount.path),
+    hidden: hiddenPaths,
     canMake: (path) => Deno.permissions.querySync({ name: "write", path }).state === "granted",
   });
   const held = holdPlaceholders(plan.missing);
@@ -271,7 +302,8 @@ function _prepare(options: SandboxArgsOptions): { args: string[]; held: HeldPlac
   // Sealed only now, once the mount points inside them are made.
   for (const path of emptied) args.push("--remount-ro", path);
   args.push("--chdir", cwd, "--", ...options.command);
-  return { args, held };
+  const watched = { cwd: realCwd ?? cwd, roots: [...writable], plan, hidden: hiddenPaths };
+  return { args, held, watched };
 }
 
 /** The real path of an existing directory, else undefined. */

@@ -40,6 +40,18 @@ export {
   type ProtectedName,
 } from "./protected.ts";
 export {
+  type Leftover,
+  type LeftoverWatch,
+  watchLeftovers,
+  type WatchLeftoversOptions,
+} from "./leftovers.ts";
+export {
+  type IndexGitlink,
+  type IndexGitlinks,
+  indexGitlinks,
+  type IndexGitlinksOptions,
+} from "./git_index.ts";
+export {
   type HeldPlaceholders,
   holdPlaceholders,
   isPlaceholder,
