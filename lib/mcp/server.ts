@@ -87,6 +87,7 @@ export function _createServer(
       cwd: options.cwd,
       sandbox: options.sandbox,
       timeoutMs: options.startupTimeoutMs,
+      onLeftover: (text) => options.onWarning(`${label}: ${text}`),
       onLost(lost, reason) {
         if (lost !== session) return;
         drop(lost, reason, false);

@@ -50,6 +50,8 @@ export interface _OpenOptions {
   timeoutMs: number;
   /** Hears when an open connection is lost, with the reason. */
   onLost(session: _Session, reason: string): void;
+  /** Hears what a sandboxed stdio server left behind, once it has ended (see `_StdioParams`). */
+  onLeftover?(text: string): void;
 }
 
 /** JSON-RPC error codes the SDK raises itself. */
@@ -99,6 +101,7 @@ async function _open(
     env: { ...options.env, ...config.env },
     cwd: options.cwd === undefined ? config.cwd : resolve(options.cwd, config.cwd ?? "."),
     sandbox: _sandbox(config, options),
+    onLeftover: options.onLeftover,
   });
   let transport: Transport;
   if (stdio) transport = stdio;

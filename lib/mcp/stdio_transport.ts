@@ -31,6 +31,11 @@ export interface _StdioParams {
   stderrBytes?: number;
   /** Runs the server inside bubblewrap, with `env` as given. */
   sandbox?: _StdioSandbox;
+  /**
+   * Hears, once a sandboxed server has ended, what it left behind that the sandbox undid or
+   * found (see `checkLeftovers` of `prepareSandbox`).
+   */
+  onLeftover?(text: string): void;
 }
 
 /** The sandbox of a stdio server (see `sandboxArgs`). */
@@ -57,6 +62,9 @@ export interface _StdioTransport extends Transport {
 
 /** A message line longer than this is refused, so that a broken server cannot eat the memory. */
 const _MAX_LINE = 64 * 1024 * 1024;
+
+/** For a sandboxed server: settled once what its sandbox left behind has been checked. */
+const _checked = new WeakMap<Deno.ChildProcess, Promise<void>>();
 
 /** Creates the transport; `start()` spawns the server. */
 export function _stdioTransport(params: _StdioParams): _StdioTransport {
@@ -127,6 +135,7 @@ export function _stdioTransport(params: _StdioParams): _StdioTransport {
           }
         }
         await exited;
+        await _checked.get(child);
       })();
       return closing;
     },
@@ -170,10 +179,13 @@ async function _spawn(params: _StdioParams): Promise<Deno.ChildProcess> {
     // What the sandbox put in place of absent protected files goes once bwrap has exited and
     // what it left of the sandbox is killed.
     if (prepared) {
-      child.status.finally(() => {
+      const checked = child.status.finally(async () => {
         _signalGroup(child.pid, "SIGKILL");
         prepared.release();
+        // What it left in git's index that would run code outside the sandbox is undone.
+        for (const leftover of await prepared.checkLeftovers()) params.onLeftover?.(leftover.text);
       });
+      _checked.set(child, checked.then(() => {}, () => {}));
     }
     return child;
   } catch (error) {
