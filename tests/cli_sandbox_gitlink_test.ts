@@ -107,6 +107,44 @@ Deno.test({
 });
 
 Deno.test({
+  name: "cli sandbox gitlink: neither a lock left on the index, nor a read-only git directory, " +
+    "nor a git directory elsewhere than .git keeps such an entry in the index",
+  ignore,
+  async fn() {
+    await using scratch = new Scratch();
+    const home = await scratch.visible("agent_gitlink_home_");
+    const marker = (name: string) => join(home, `ran-${name}`);
+    // A workspace whose `.git` is a file pointing to its git directory, inside the workspace.
+    const apart = await scratch.temp("agent_gitlink_apart_");
+    await git(apart, "init", "-q", "--separate-git-dir", join(apart, "meta"));
+    await git(apart, "commit", "-q", "--allow-empty", "-m", "first");
+    const cases: [string, string, string][] = [
+      ["locked", await repository(scratch), "touch .git/index.lock"],
+      ["sealed", await repository(scratch), "chmod a-w .git"],
+      ["apart", apart, "true"],
+    ];
+    for (const [name, ws, after] of cases) {
+      await using server = startMockOpenAIServer({
+        replies: commands(`${plant(name, marker(name))} && git add ${name} 2>/dev/null; ${after}`),
+      });
+      const run = await runSandboxed(
+        scratch,
+        server,
+        ["--cwd", ws, "--sandbox", "required", "go"],
+        {
+          home,
+        },
+      );
+      assert.equal(run.code, 0, run.stderr);
+      await git(ws, "status");
+      assert.equal(await exists(marker(name)), false, `${name}'s fsmonitor ran`);
+      assert.deepEqual(await gitlinks(ws), []);
+      assert.match(outputs(run)[0], new RegExp(`took ${name} out of git's index`), name);
+    }
+  },
+});
+
+Deno.test({
   name: "cli sandbox gitlink: a repository the command makes in a submodule's empty directory " +
     "is taken out of the index, the index itself untouched by the command",
   ignore,

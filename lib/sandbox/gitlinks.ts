@@ -102,6 +102,8 @@ const _MAX_INDEX = 256 * 1024 * 1024;
 const _MAX_SMALL = 1024 * 1024;
 /** How long git may take in its sandbox. */
 const _GIT_TIMEOUT_MS = 10_000;
+/** How old a lock on the index is before nothing but the command can have left it. */
+const _LOCK_AGE_MS = 1_000;
 
 /**
  * Records the gitlinks of each repository's index, and what each holds, to be checked once the
@@ -381,8 +383,45 @@ function _gitListing(
   return { gitlinks };
 }
 
-/** Takes the gitlinks out of the index, run in {@link _gitSandbox}; why not, when it failed. */
+/**
+ * Takes the gitlinks out of the index; why not, when it failed. What the command may have left
+ * in the way is cleared first: a git directory it made read-only is made writable again, and a
+ * lock on the index (`index.lock`, which git leaves only while it writes) once it is a second
+ * old, since nothing of the command is left to hold it.
+ */
 async function _remove(
+  repository: WatchedRepository,
+  gitlinks: IndexGitlink[],
+  bwrap: string | undefined,
+): Promise<string | undefined> {
+  const { gitDir } = repository;
+  try {
+    const mode = Deno.statSync(gitDir).mode;
+    if (mode !== null && !(mode & 0o200)) Deno.chmodSync(gitDir, (mode & 0o7777) | 0o700);
+  } catch {
+    // Git says what is wrong.
+  }
+  const failed = await _updateIndex(repository, gitlinks, bwrap);
+  const lock = join(gitDir, "index.lock");
+  if (!failed || !_exists(lock)) return failed;
+  for (let waited = 0; waited < _LOCK_AGE_MS * 2; waited += 100) {
+    const info = _lstat(lock);
+    if (!info) break;
+    if (Date.now() - (info.mtime?.getTime() ?? 0) >= _LOCK_AGE_MS) {
+      try {
+        Deno.removeSync(lock, { recursive: info.isDirectory });
+      } catch {
+        return failed;
+      }
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return await _updateIndex(repository, gitlinks, bwrap);
+}
+
+/** Runs `git update-index --force-remove` over the gitlinks in {@link _gitSandbox}. */
+async function _updateIndex(
   repository: WatchedRepository,
   gitlinks: IndexGitlink[],
   bwrap: string | undefined,
@@ -432,10 +471,13 @@ function _shown(link: IndexGitlink): string {
 }
 
 function _exists(path: string): boolean {
+  return _lstat(path) !== undefined;
+}
+
+function _lstat(path: string): Deno.FileInfo | undefined {
   try {
-    Deno.lstatSync(path);
-    return true;
+    return Deno.lstatSync(path);
   } catch {
-    return false;
+    return undefined;
   }
 }

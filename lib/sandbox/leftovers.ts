@@ -12,7 +12,7 @@
  * @module
  */
 
-import { basename, dirname, isAbsolute, join, relative } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { type GitlinkFinding, type WatchedRepository, watchGitlinks } from "./gitlinks.ts";
 import { madeRepositories, type MadeRepository } from "./made_repositories.ts";
 import type { GuardPlan } from "./protected.ts";
@@ -105,16 +105,40 @@ export function watchLeftovers(options: WatchLeftoversOptions): LeftoverWatch {
   };
 }
 
-/** The repositories whose config and hooks the plan keeps read-only, with `.git` directories. */
+/**
+ * The repositories whose config and hooks the plan keeps read-only, with their work trees: that
+ * of a `.git` directory is its parent; that of a git directory a `.git` file points to, the
+ * file's directory. Others (a submodule's inside `.git/modules`, a linked worktree's) lie in a
+ * read-only entry, their index with them.
+ */
 function _guardedRepositories(plan: GuardPlan): WatchedRepository[] {
   const gitDirs = new Set<string>();
   for (const path of [...plan.existing, ...plan.missing.map((entry) => entry.path)]) {
-    const dir = dirname(path);
-    if (basename(dir) === ".git" && ["config", "hooks"].includes(basename(path))) {
-      gitDirs.add(dir);
+    if (["config", "hooks"].includes(basename(path))) gitDirs.add(dirname(path));
+  }
+  const found: WatchedRepository[] = [];
+  for (const gitDir of gitDirs) {
+    if (basename(gitDir) === ".git") found.push({ gitDir, workTree: dirname(gitDir) });
+  }
+  for (const path of plan.existing) {
+    if (basename(path) !== ".git") continue;
+    const gitDir = _gitFileTarget(path);
+    if (gitDir && gitDirs.has(gitDir) && basename(gitDir) !== ".git") {
+      found.push({ gitDir, workTree: dirname(path) });
     }
   }
-  return [...gitDirs].map((gitDir) => ({ gitDir, workTree: dirname(gitDir) }));
+  return found;
+}
+
+/** The real path of the git directory a `.git` file points to. */
+function _gitFileTarget(file: string): string | undefined {
+  try {
+    if (!Deno.lstatSync(file).isFile) return undefined;
+    const target = Deno.readTextFileSync(file).match(/^gitdir:\s*(.+?)\s*$/m)?.[1];
+    return target ? Deno.realPathSync(resolve(dirname(file), target)) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function _gitlinkSentence(finding: GitlinkFinding, where: (path: string) => string): string {
