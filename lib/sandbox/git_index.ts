@@ -73,7 +73,9 @@ export function indexGitlinks(data: Uint8Array, options: IndexGitlinksOptions = 
   const fixed = _STAT + hashBytes + 2;
   const decoder = new TextDecoder("utf-8", { fatal: true });
   const gitlinks: IndexGitlink[] = [];
-  let previous: Uint8Array = new Uint8Array(0);
+  // Version 4: the previous path, rebuilt in place (`kept` bytes of it are valid).
+  let path = new Uint8Array(4096);
+  let kept = 0;
   let at = 12;
   for (let entry = 0; entry < count; entry++) {
     if (at + fixed > end) throw new Error(`git index cut short in entry ${entry + 1} of ${count}`);
@@ -86,17 +88,23 @@ export function indexGitlinks(data: Uint8Array, options: IndexGitlinksOptions = 
       // How many bytes of the previous path to drop: git's variable-length integer.
       let byte = data[nameAt++];
       let drop = byte & 0x7f;
-      while (byte & 0x80 && nameAt < end && drop <= previous.length) {
+      while (byte & 0x80 && nameAt < end && drop <= kept) {
         byte = data[nameAt++];
         drop = (drop + 1) * 128 + (byte & 0x7f);
       }
       const nul = data.indexOf(0, nameAt);
-      if (byte & 0x80 || drop > previous.length || nul < 0 || nul >= end) {
+      if (byte & 0x80 || drop > kept || nul < 0 || nul >= end) {
         throw new Error(`git index entry ${entry + 1}: its path is malformed`);
       }
-      name = new Uint8Array(previous.length - drop + nul - nameAt);
-      name.set(previous.subarray(0, previous.length - drop));
-      name.set(data.subarray(nameAt, nul), previous.length - drop);
+      const length = kept - drop + nul - nameAt;
+      if (length > path.length) {
+        const longer = new Uint8Array(Math.max(length, path.length * 2));
+        longer.set(path.subarray(0, kept));
+        path = longer;
+      }
+      path.set(data.subarray(nameAt, nul), kept - drop);
+      kept = length;
+      name = path.subarray(0, length);
       at = nul + 1;
     } else {
       const length = flags & _NAME_MASK;
@@ -109,15 +117,14 @@ export function indexGitlinks(data: Uint8Array, options: IndexGitlinksOptions = 
       at += (nul - at + 8) & ~7;
     }
     if ((mode & _TYPE) === _GITLINK) {
-      let path: string | undefined;
+      let text: string | undefined;
       try {
-        path = decoder.decode(name);
+        text = decoder.decode(name);
       } catch {
-        path = undefined;
+        text = undefined;
       }
-      gitlinks.push({ bytes: name.slice(), path });
+      gitlinks.push({ bytes: name.slice(), path: text });
     }
-    previous = name;
   }
   while (at + 8 <= end) {
     if (_ascii(data, at) === "link") return { split: true };
