@@ -164,7 +164,8 @@ function _sandboxNote(sandbox: { writable: string[]; net: boolean }): string {
     `What would run code outside the sandbox stays read-only even in the workspace: .git/config, ` +
     `.git/hooks, .agent/, .mcp.json, .envrc, .vscode/, .idea/ (where one does not exist, an ` +
     `empty read-only directory holds its place while a command runs), so git init, git config ` +
-    `and hooks are for the user to change.`;
+    `and hooks are for the user to change; a git repository registered in the index (git add ` +
+    `of a nested repository, a submodule) is taken out again after the command.`;
 }
 
 interface _RunOptions {

@@ -77,9 +77,8 @@ interface _Key {
   ctime: number;
 }
 
-/** What an index holds now: its key (none when absent) and gitlinks, or why they are unknown. */
+/** What an index holds now: its gitlinks, or why they are unknown. */
 interface _Listing {
-  key?: _Key;
   gitlinks?: IndexGitlink[];
   error?: string;
 }
@@ -201,7 +200,7 @@ function _list(repository: WatchedRepository, bwrap: string | undefined): _Listi
     ctime: info.ctime?.getTime() ?? Date.now(),
   };
   const cached = _read.get(index);
-  if (cached?.sure && _same(cached.key, key)) return { key, gitlinks: cached.gitlinks };
+  if (cached?.sure && _same(cached.key, key)) return { gitlinks: cached.gitlinks };
   // The change time is known to the second: a change in the same second would not show.
   const sure = key.ctime < Math.floor(Date.now() / 1000) * 1000 - 1000;
   let gitlinks: IndexGitlink[] | undefined;
@@ -217,13 +216,13 @@ function _list(repository: WatchedRepository, bwrap: string | undefined): _Listi
   }
   if (!gitlinks) {
     const listed = _gitListing(repository, bwrap);
-    if (!listed.gitlinks) return { key, error: listed.error };
+    if (!listed.gitlinks) return { error: listed.error };
     gitlinks = listed.gitlinks;
   }
   _read.delete(index);
   _read.set(index, { key, gitlinks, sure });
   if (_read.size > _READ_KEPT) _read.delete(_read.keys().next().value!);
-  return { key, gitlinks };
+  return { gitlinks };
 }
 
 /**
