@@ -1,8 +1,9 @@
 /**
  * A bubblewrap sandbox for the processes the agent starts (the `bash` tool, MCP stdio servers):
  * read-only file system but for the workspace, whose files that would run code outside the
- * sandbox stay read-only too; secrets and the host's sockets hidden, no network, nothing
- * outliving the call.
+ * sandbox stay read-only too (and a repository a command registers in git's index is taken out
+ * again once it ends); secrets and the host's sockets hidden, no network, nothing outliving the
+ * call.
  *
  * @example
  * ```ts
