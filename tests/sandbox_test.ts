@@ -20,6 +20,7 @@ import {
 } from "../mod.ts";
 import type { BashToolOptions } from "../tools/bash.ts";
 import { guardPlan, holdPlaceholders, isPlaceholder, protectedEntry } from "../lib/sandbox/mod.ts";
+import { readSmallFileSync } from "../lib/sandbox/read_small.ts";
 
 // These tests run real bubblewrap. Where it cannot run, they are skipped, saying why; the
 // tests of the pure parts run everywhere.
@@ -915,4 +916,23 @@ Deno.test({
       await Deno.remove(cache, { recursive: true });
     }
   },
+});
+
+Deno.test("sandbox: a FIFO where git's index or a pointer file stood is not waited on", async () => {
+  // A command still running may swap such a file for a FIFO between a look and a read; a
+  // synchronous read of it would block the whole agent, with no way for Ctrl+C to act.
+  const dir = await Deno.makeTempDir();
+  try {
+    const fifo = join(dir, "index");
+    const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+    assert.ok(made.success, "mkfifo");
+    assert.equal(readSmallFileSync(fifo, 1 << 20), undefined);
+    const file = join(dir, ".gitmodules");
+    await Deno.writeTextFile(file, "[submodule]\n");
+    assert.equal(new TextDecoder().decode(readSmallFileSync(file, 4096)), "[submodule]\n");
+    assert.equal(readSmallFileSync(file, 4), undefined);
+    assert.equal(readSmallFileSync(join(dir, "absent"), 4096), undefined);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

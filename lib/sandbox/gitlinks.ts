@@ -33,6 +33,7 @@
 import { join, resolve } from "node:path";
 import { type IndexGitlink, indexGitlinks } from "./git_index.ts";
 import { PROTECTED_GIT_NAMES } from "./protected.ts";
+import { readSmallFileSync, readSmallTextSync } from "./read_small.ts";
 
 /** A repository whose index a sandbox watches. */
 export interface WatchedRepository {
@@ -206,10 +207,9 @@ function _list(repository: WatchedRepository, bwrap: string | undefined): _Listi
   let gitlinks: IndexGitlink[] | undefined;
   if (info.size <= _MAX_INDEX) {
     try {
-      const read = indexGitlinks(Deno.readFileSync(index), {
-        hashBytes: _hashBytes(repository.gitDir),
-      });
-      if (!read.split) gitlinks = read.gitlinks;
+      const bytes = readSmallFileSync(index, _MAX_INDEX);
+      const read = bytes && indexGitlinks(bytes, { hashBytes: _hashBytes(repository.gitDir) });
+      if (read && !read.split) gitlinks = read.gitlinks;
     } catch {
       // Git may read what this does not: it is asked below.
     }
@@ -259,7 +259,7 @@ function _small(path: string): string | undefined {
     if (!info.isFile || info.size > _MAX_SMALL) {
       return `${info.size} ${info.ino} ${info.mtime?.getTime()} ${info.ctime?.getTime()}`;
     }
-    return Deno.readTextFileSync(path);
+    return readSmallTextSync(path, _MAX_SMALL) ?? `changed ${info.ino}`;
   } catch {
     return undefined;
   }

@@ -16,6 +16,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve } from "node:pat
 import { type GitlinkFinding, type WatchedRepository, watchGitlinks } from "./gitlinks.ts";
 import { madeRepositories, type MadeRepository } from "./made_repositories.ts";
 import type { GuardPlan } from "./protected.ts";
+import { readSmallTextSync } from "./read_small.ts";
 
 /** Options of {@link watchLeftovers}. */
 export interface WatchLeftoversOptions {
@@ -134,7 +135,7 @@ function _guardedRepositories(plan: GuardPlan): WatchedRepository[] {
 function _gitFileTarget(file: string): string | undefined {
   try {
     if (!Deno.lstatSync(file).isFile) return undefined;
-    const target = Deno.readTextFileSync(file).match(/^gitdir:\s*(.+?)\s*$/m)?.[1];
+    const target = readSmallTextSync(file, 4096)?.match(/^gitdir:\s*(.+?)\s*$/m)?.[1];
     return target ? Deno.realPathSync(resolve(dirname(file), target)) : undefined;
   } catch {
     return undefined;

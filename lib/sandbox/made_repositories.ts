@@ -16,6 +16,7 @@
  */
 
 import { join, resolve } from "node:path";
+import { readSmallTextSync } from "./read_small.ts";
 
 /** Options of {@link madeRepositories}. */
 export interface MadeRepositoriesOptions {
@@ -118,7 +119,7 @@ function _lstat(path: string): Deno.FileInfo | undefined {
 function _read(path: string): string | undefined {
   try {
     const info = Deno.statSync(path);
-    return info.isFile && info.size <= 4096 ? Deno.readTextFileSync(path) : undefined;
+    return info.isFile ? readSmallTextSync(path, 4096) : undefined;
   } catch {
     return undefined;
   }

@@ -12,6 +12,8 @@
  * @module
  */
 
+import { readSmallTextSync } from "./read_small.ts";
+
 /** What stands in place of an absent protected entry while a sandbox runs. */
 export interface Placeholder {
   /** Where. */
@@ -116,7 +118,7 @@ export function isPlaceholder(entry: Placeholder): boolean {
     return false;
   }
   try {
-    return Deno.readTextFileSync(entry.path) === content;
+    return readSmallTextSync(entry.path, info.size) === content;
   } catch {
     return false;
   }

@@ -22,6 +22,7 @@
 
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { isPlaceholder, type Placeholder } from "./placeholders.ts";
+import { readSmallTextSync } from "./read_small.ts";
 
 /** An entry that runs code outside the sandbox once written, and why. */
 export interface ProtectedName {
@@ -431,9 +432,7 @@ function _submodulePaths(dir: string): string[] {
 
 function _readSmall(path: string, max = 4096): string | undefined {
   try {
-    const info = Deno.statSync(path);
-    if (!info.isFile || info.size > max) return undefined;
-    return Deno.readTextFileSync(path);
+    return readSmallTextSync(path, max);
   } catch {
     return undefined;
   }
