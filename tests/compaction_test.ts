@@ -24,6 +24,8 @@ import {
 } from "../mod.ts";
 import { type ScriptedModel, scriptedModel, type ScriptedStep } from "../testing.ts";
 import { startMockOpenAIServer } from "../testing.ts";
+import { summarize } from "../lib/compaction_summary.ts";
+import { ESTIMATE_COUNTER } from "../lib/tokens.ts";
 import {
   collect as collectStream,
   eventsOf,
@@ -647,6 +649,35 @@ Deno.test("loadTokenCounter() gives the estimate, or a tokenizer's exact count; 
   for (const each of [counter, exact]) {
     assert.ok(each.count("<|endoftext|> is plain text here") > 5);
   }
+});
+
+Deno.test("summarize() counts no more of a huge message than a request can hold", async () => {
+  const model = scriptedModel([{ text: "## Goal\nWrite the file" }]);
+  let longest = 0;
+  const counter: TokenCounter = {
+    name: "recording",
+    count(text) {
+      longest = Math.max(longest, text.length);
+      return ESTIMATE_COUNTER.count(text);
+    },
+  };
+  const inputTokens = 4_000;
+  const { summary } = await summarize({
+    model,
+    messages: [{ role: "user", content: "x".repeat(10_000_000) }, {
+      role: "assistant",
+      content: [{ type: "text", text: "Done." }],
+    }],
+    counter,
+    inputTokens,
+    maxOutputTokens: 500,
+    maxToolChars: 1_000,
+    signal: new AbortController().signal,
+  });
+  assert.equal(summary, "## Goal\nWrite the file");
+  // Cut to what a request holds (head and tail kept) before it was counted at all.
+  assert.ok(longest <= inputTokens * 8 + 100, `counted ${longest} characters at once`);
+  assert.match(promptOf(model.requests[0]), /characters left out/);
 });
 
 Deno.test("openai provider: a 400 about the context length compacts and the retry succeeds", async () => {
