@@ -8,6 +8,7 @@ import {
   chunkText,
   fuseRankings,
   type Iteration,
+  MAX_ARCHIVED_TEXT,
   MEMORY_SCHEMA_VERSION,
   MemoryError,
   type MemoryStore,
@@ -679,5 +680,34 @@ Deno.test("openMemoryInWorker() reports an unusable database, and does not keep 
     assert.equal(new TextDecoder().decode(output.stdout).trim(), "0");
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("segmentRunLoop(): a 10 MB tool result keeps its head and tail, in a bounded number of segments", () => {
+  const huge = "HEAD " + "x".repeat(10_000_000) + " TAIL";
+  const segments = segmentRunLoop({
+    id: "big",
+    goal: "Write it",
+    status: "completed",
+    createdAt: "2025-01-01T00:00:00Z",
+    iterations: [{
+      index: 0,
+      userMessage: "Write it",
+      reasoning: [],
+      response: "Done.",
+      toolCalls: [{ id: "c1", name: "write", input: { path: "big.txt", content: huge } }],
+      toolResults: [{ id: "c1", name: "read", output: huge, isError: false }],
+      startedAt: "2025-01-01T00:00:00Z",
+      endedAt: "2025-01-01T00:00:05Z",
+    }],
+  });
+  const of = (type: string) => segments.filter((segment) => segment.anchor.type === type);
+  for (const type of ["tool_call", "tool_result"]) {
+    const texts = of(type).map((segment) => segment.text);
+    const total = texts.reduce((sum, text) => sum + text.length, 0);
+    assert.ok(total < MAX_ARCHIVED_TEXT * 1.3, `${type}: ${total} characters archived`);
+    assert.match(texts[0], /HEAD/);
+    assert.match(texts.at(-1)!, /TAIL/);
+    assert.ok(texts.some((text) => /characters left out/.test(text)), type);
   }
 });

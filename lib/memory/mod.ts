@@ -53,6 +53,7 @@ export {
   CHUNK_SIZE,
   type ChunkOptions,
   chunkText,
+  MAX_ARCHIVED_TEXT,
   segmentRunLoop,
 } from "./segments.ts";
 export { ftsQuery, fuseRankings } from "./fts_query.ts";

@@ -13,6 +13,14 @@ export const CHUNK_SIZE = 1500;
 /** How many characters of a chunk's end the next chunk repeats (about; it starts at a word). */
 export const CHUNK_OVERLAP = 150;
 
+/**
+ * The most of one text (a message, a tool's input or result) kept in memory, in characters: a
+ * longer one keeps its first three quarters and last quarter of this, with a note of how much
+ * was left out between. Memory is for recalling what happened, not a copy of every output; a
+ * 10 MB tool result would otherwise cost thousands of segments and seconds of indexing.
+ */
+export const MAX_ARCHIVED_TEXT = 64 * 1024;
+
 /** Options of {@link chunkText}. */
 export interface ChunkOptions {
   /** The longest chunk (default {@link CHUNK_SIZE}). */
@@ -110,7 +118,7 @@ export function segmentRunLoop(loop: RunLoop, options: ChunkOptions = {}): Segme
   for (const [position, iteration] of loop.iterations.entries()) {
     const add = (type: SegmentType, text: string, prefix = "", timestamp = iteration.startedAt) => {
       if (!text.trim()) return;
-      for (const chunk of chunkText(text, options)) {
+      for (const chunk of chunkText(_bounded(text), options)) {
         segments.push({
           anchor: {
             runLoopId: loop.id,
@@ -154,6 +162,21 @@ function _pairs(iteration: Iteration): Array<[_Call | undefined, _Result | undef
   }
   for (const [k, result] of results.entries()) if (!taken.has(k)) pairs.push([undefined, result]);
   return pairs;
+}
+
+/** At most {@link MAX_ARCHIVED_TEXT} characters of a text: its head and tail, never a half pair. */
+function _bounded(text: string): string {
+  if (text.length <= MAX_ARCHIVED_TEXT) return text;
+  const note = (left: number) => `\n[… ${left} characters left out …]\n`;
+  let head = Math.floor(MAX_ARCHIVED_TEXT * 0.75);
+  let tail = text.length - (MAX_ARCHIVED_TEXT - head);
+  if (_lowSurrogate(text.charCodeAt(head))) head--;
+  if (_lowSurrogate(text.charCodeAt(tail))) tail++;
+  return text.slice(0, head) + note(tail - head) + text.slice(tail);
+}
+
+function _lowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
 }
 
 function _json(value: unknown): string {
