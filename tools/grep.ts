@@ -17,6 +17,7 @@ import { realPathOf } from "./paths.ts";
 import { loadPicomatch } from "./glob_match.ts";
 import { counted } from "./counted.ts";
 import { format, matchLines } from "./grep_lines.ts";
+import { compileGrepPattern, type GrepPattern, type TextMatcher } from "./regex.ts";
 import { displayPrefix, joinDisplay, walk } from "./walk.ts";
 
 /** What the model passes to the `grep` tool. */
@@ -115,11 +116,9 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool<GrepInput> {
       const mode = input.output_mode ?? "content";
       const limit = input.limit ?? 200;
       const context = mode === "content" ? input.context ?? 0 : 0;
-      const re = _compile(input.pattern, input.ignore_case ?? false);
       const search: _Search = {
         fs,
-        re,
-        lineRe: new RegExp(re.source, re.flags.replace("g", "")),
+        pattern: await compileGrepPattern(input.pattern, input.ignore_case ?? false),
         firstOnly: mode === "files",
         maxFileSize,
       };
@@ -151,7 +150,7 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool<GrepInput> {
           shown = Math.min(limit, shown + 1);
         } else if (shown < limit) {
           const take = Math.min(limit - shown, count);
-          out.push(format(result, take, context, search.lineRe, out.length > 0));
+          out.push(format(result, take, context, out.length > 0));
           shown += take;
         }
       };
@@ -222,8 +221,7 @@ export function createGrepTool(options: GrepToolOptions = {}): Tool<GrepInput> {
 
 interface _Search {
   fs: ToolFs;
-  re: RegExp; // global and multiline, for whole files
-  lineRe: RegExp; // the same without the global flag, for single lines
+  pattern: GrepPattern;
   firstOnly: boolean;
   maxFileSize: number;
 }
@@ -231,11 +229,10 @@ interface _Search {
 type _Result =
   | "binary"
   | "unreadable"
-  | { display: string; large?: true; text: string; hits: number[] };
+  | { display: string; large?: true; text: string; hits: number[]; matcher?: TextMatcher };
 
 /** Reads one file and finds the start offsets of its matching lines; never throws. */
 async function _searchFile(search: _Search, absolute: string, display: string): Promise<_Result> {
-  const { re, lineRe } = search;
   let bytes;
   try {
     bytes = await _read(search.fs, absolute, search.maxFileSize);
@@ -244,12 +241,13 @@ async function _searchFile(search: _Search, absolute: string, display: string): 
   }
   if (!bytes) return { display, large: true, text: "", hits: [] };
   const text = _decoder.decode(bytes);
-  re.lastIndex = 0;
-  if (!re.test(text)) return { display, text: "", hits: [] };
+  const matcher = await search.pattern.matcherFor(text);
+  if (!matcher.test(text)) return { display, text: "", hits: [] };
   // Binary files are told by a NUL near the start, checked only once they match.
   const nul = text.indexOf("\0");
   if (nul !== -1 && nul < 8192) return "binary";
-  return { display, text, hits: matchLines(text, re, lineRe, search.firstOnly ? 1 : Infinity) };
+  const hits = matchLines(text, matcher, search.firstOnly ? 1 : Infinity);
+  return { display, text, hits, matcher };
 }
 
 /** A glob without "/" matches file names; one with "/" paths relative to the search root. */
@@ -295,23 +293,4 @@ function _breathe(): Promise<void> {
     };
     port2.postMessage(null);
   });
-}
-
-/** Compiles the model's pattern, saying what is wrong with it when it does not compile. */
-function _compile(pattern: string, ignoreCase: boolean): RegExp {
-  let source = pattern;
-  if (source.startsWith("(?i)")) {
-    source = source.slice(4);
-    ignoreCase = true;
-  }
-  const flags = `gm${ignoreCase ? "i" : ""}${/\\[pPu]\{/.test(source) ? "u" : ""}`;
-  try {
-    return new RegExp(source, flags);
-  } catch (error) {
-    throw new Error(
-      `Invalid regular expression ${JSON.stringify(pattern)}: ${(error as Error).message}. ` +
-        "The pattern is a JavaScript regular expression: put a backslash before ( ) [ ] { } . * + ? | \\ " +
-        "to match them literally.",
-    );
-  }
 }

@@ -4,33 +4,37 @@
  * @module
  */
 
+import type { TextMatcher } from "./regex.ts";
+
 const _MAX_LINE = 500;
 
 /**
- * The start offsets of the lines of `text` that `re` (global, multiline) matches. One search
- * runs over the whole text; after each match it goes on from the next line. A match that runs
- * past its line's end counts only if the line alone matches too. Stops after `max` lines.
+ * The start offsets of the lines of `text` that `matcher` matches. One search runs over the
+ * whole text; after each match it goes on from the next line. A match that runs past its
+ * line's end counts only if the line alone matches too. Stops after `max` lines.
  *
  * @example
  * ```ts
  * import { matchLines } from "./grep_lines.ts";
- * const starts = matchLines("a\nfoo\nb\nfoo", /foo/gm, /foo/, Infinity);
+ * import { compileGrepPattern } from "./regex.ts";
+ * const text = "a\nfoo\nb\nfoo";
+ * const matcher = await (await compileGrepPattern("foo", false)).matcherFor(text);
+ * const starts = matchLines(text, matcher, Infinity);
  * if (starts.join() !== "2,8") throw new Error("unexpected");
  * ```
  */
-export function matchLines(text: string, re: RegExp, lineRe: RegExp, max: number): number[] {
+export function matchLines(text: string, matcher: TextMatcher, max: number): number[] {
   const starts: number[] = [];
-  re.lastIndex = 0;
-  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-    const at = m.index;
+  for (let m = matcher.find(text, 0); m !== undefined;) {
+    const at = m[0];
     // The empty string after a final newline (or of an empty file) is not a line.
     if (at === text.length && (at === 0 || text.charCodeAt(at - 1) === 10)) break;
     const start = at === 0 ? 0 : text.lastIndexOf("\n", at - 1) + 1;
     let end = text.indexOf("\n", at);
     if (end === -1) end = text.length;
-    if (at + m[0].length <= end || lineRe.test(text.slice(start, end))) starts.push(start);
+    if (m[1] <= end || matcher.indexIn(text.slice(start, end)) !== -1) starts.push(start);
     if (end >= text.length || starts.length >= max) break;
-    re.lastIndex = end + 1;
+    m = matcher.find(text, end + 1);
   }
   return starts;
 }
@@ -43,24 +47,25 @@ export function matchLines(text: string, re: RegExp, lineRe: RegExp, max: number
  * @example
  * ```ts
  * import { format } from "./grep_lines.ts";
+ * import { compileGrepPattern } from "./regex.ts";
  * const text = "one\ntwo\nthree\n";
- * const block = format({ display: "f.txt", text, hits: [4] }, 1, 1, /two/, false);
+ * const matcher = await (await compileGrepPattern("two", false)).matcherFor(text);
+ * const block = format({ display: "f.txt", text, hits: [4], matcher }, 1, 1, false);
  * if (block !== "f.txt-1-one\nf.txt:2:two\nf.txt-3-three") throw new Error("unexpected");
  * ```
  */
 export function format(
-  result: { display: string; text: string; hits: number[] },
+  result: { display: string; text: string; hits: number[]; matcher?: TextMatcher },
   count: number,
   context: number,
-  lineRe: RegExp,
   after: boolean,
 ): string {
-  const { display, text, hits } = result;
+  const { display, text, hits, matcher } = result;
   const lines: string[] = [];
   let lineNo = 1, at = 0; // the line that starts at offset `at`
   let last = 0, lastStart = 0, lastHit = 0; // the last line printed, and the last match
   const print = (sep: string, n: number, start: number, hit: boolean): void => {
-    lines.push(`${display}${sep}${n}${sep}${_clip(text, start, hit ? lineRe : undefined)}`);
+    lines.push(`${display}${sep}${n}${sep}${_clip(text, start, hit ? matcher : undefined)}`);
     last = n;
     lastStart = start;
   };
@@ -96,14 +101,14 @@ export function format(
 }
 
 /** The line starting at `start`, cut around its first match when it is very long. */
-function _clip(text: string, start: number, lineRe: RegExp | undefined): string {
+function _clip(text: string, start: number, matcher: TextMatcher | undefined): string {
   let end = text.indexOf("\n", start);
   if (end === -1) end = text.length;
   if (end > start && text.charCodeAt(end - 1) === 13) end--;
   if (end - start <= _MAX_LINE) return text.slice(start, end);
   let from = start;
-  const found = lineRe?.exec(text.slice(start, end));
-  if (found && found.index > 100) from = start + found.index - 100;
+  const found = matcher?.indexIn(text.slice(start, end)) ?? -1;
+  if (found > 100) from = start + found - 100;
   const to = Math.min(end, from + _MAX_LINE);
   return `${from > start ? "…" : ""}${text.slice(from, to)}${to < end ? "…" : ""} [line of ${
     end - start
