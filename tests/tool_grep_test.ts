@@ -1,9 +1,13 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { parseRule, runToolCall, type Tool, type ToolOutput, toolRegistry } from "../mod.ts";
 import { permissionPolicy } from "../lib/permissions/policy.ts";
-import { memoryFs } from "../testing.ts";
+import { memoryFs, startMockOpenAIServer } from "../testing.ts";
 import { createGrepTool, type GrepInput } from "../tools/grep.ts";
+import { matchLines } from "../tools/grep_lines.ts";
+import { compileGrepPattern } from "../tools/regex.ts";
+import { denoDir, MOD, tempDir } from "./terminal_support.ts";
 import { call as callTool, execute, tree } from "./tool_support.ts";
 
 const grep = createGrepTool();
@@ -342,5 +346,131 @@ Deno.test("grep over the parent of a denied directory skips what the rules refus
     assert.match(other.output, /^link\.txt:1:/m);
   } finally {
     await Deno.remove(root, { recursive: true });
+  }
+});
+
+/**
+ * Runs the CLI in a directory holding `files`, with a scripted model that makes one grep call
+ * and then says it is done; the run is killed after 60 s. Returns the tool's output, and
+ * whether the run ended by itself.
+ */
+async function grepThroughCli(
+  files: Record<string, string>,
+  input: GrepInput,
+): Promise<{ ended: boolean; output: string }> {
+  const root = await tempDir("agent_grep_cli_");
+  await using server = startMockOpenAIServer({
+    replies: [{ toolCalls: [{ name: "grep", arguments: { ...input } }] }, { text: "done" }],
+  });
+  try {
+    const cwd = join(root, "work");
+    await Deno.mkdir(cwd);
+    for (const [name, text] of Object.entries(files)) {
+      await Deno.writeTextFile(join(cwd, name), text);
+    }
+    for (const dir of ["home", "data", "config"]) await Deno.mkdir(join(root, dir));
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", MOD, "-m", "openai/test", "--output", "stream-json", "go"],
+      cwd,
+      clearEnv: true,
+      env: {
+        PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+        HOME: join(root, "home"),
+        AGENT_DATA_DIR: join(root, "data"),
+        AGENT_CONFIG_DIR: join(root, "config"),
+        DENO_DIR: await denoDir(),
+        OPENAI_API_KEY: "sk-grep-test",
+        OPENAI_BASE_URL: server.url,
+        NO_COLOR: "1",
+      },
+      stdin: "null",
+      signal: AbortSignal.timeout(60_000),
+    }).output();
+    const events = new TextDecoder().decode(output.stdout).split("\n").filter(Boolean)
+      .map((line) => JSON.parse(line) as { type: string; output?: string });
+    const result = events.find((event) => event.type === "tool_result");
+    return { ended: output.signal === null, output: result?.output ?? "" };
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+}
+
+Deno.test("grep of a nested quantifier (x+x+)+y over a line of x's ends at once through the CLI", async () => {
+  const { ended, output } = await grepThroughCli(
+    { "xs.txt": `${"x".repeat(34)}\n` },
+    { pattern: "(x+x+)+y" },
+  );
+  assert.ok(ended, "the run was killed after 60 s");
+  assert.equal(output, "No matches for /(x+x+)+y/ in the working directory.");
+});
+
+Deno.test("grep of \\w+@ over a 1 MB line of letters ends at once through the CLI", async () => {
+  const { ended, output } = await grepThroughCli(
+    { "letters.txt": `${"abcdefghij".repeat(100_000)}\n`, "mail.txt": "to: ann@example.com\n" },
+    { pattern: "\\w+@" },
+  );
+  assert.ok(ended, "the run was killed after 60 s");
+  assert.equal(output, "mail.txt:1:to: ann@example.com");
+});
+
+Deno.test("grep finds the same lines with V8 and with RE2", async () => {
+  const text = [
+    "foo bar",
+    "foo\u00a0bar",
+    "Foo Bar\r",
+    "line ends in foo\r",
+    "tab\tthen x",
+    "name: ann@example.com",
+    "ünïcödé ☃ snowman",
+    "{braces} and ]brackets[",
+    "a.b a-b a\u2028b",
+    "",
+    "x = 1; y = 22; z = 333",
+    "lookbehind: $price and price",
+  ].join("\n") + "\n";
+  const patterns = [
+    "foo\\sbar",
+    "foo\\Sbar",
+    "foo[\\s]bar",
+    "foo$",
+    "^foo",
+    "^x = \\d",
+    "o\\s*$",
+    "a.b",
+    "\\w+@\\w+\\.com",
+    "(?<user>\\w+)@",
+    "\\u2603",
+    "\\u{2603}",
+    "[^]b",
+    "\\{\\w+\\}",
+    "}",
+    "\\d{2,3}",
+    "x\\x20=",
+    "\\t",
+    "(?:y|z) = \\d+",
+    "(?<=\\$)price",
+    "(?<!\\$)price",
+    "\\bbar\\b",
+    "snow.*",
+    "[a-z]+Bar",
+  ];
+  for (const ignoreCase of [false, true]) {
+    for (const pattern of patterns) {
+      const lines = async (budget?: number) => {
+        const compiled = await compileGrepPattern(pattern, ignoreCase, { budget });
+        return matchLines(text, await compiled.matcherFor(text), Infinity);
+      };
+      assert.deepEqual(await lines(0), await lines(), `/${pattern}/${ignoreCase ? "i" : ""}`);
+    }
+  }
+});
+
+Deno.test("grep refuses backreferences and lookaheads, saying why and what to write", async () => {
+  for (const [pattern, what] of [["(a)\\1", "a backreference (\\1)"], ["foo(?=bar)", "(?=…)"]]) {
+    const [output, isError] = await call({ pattern }, Deno.cwd());
+    assert.equal(isError, true);
+    assert.ok(output.includes(what), output);
+    assert.match(output, /linear in the text \(as ripgrep does\)/);
+    assert.match(output, /Write the repeated text out, or search for a looser pattern/);
   }
 });
