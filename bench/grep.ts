@@ -5,6 +5,10 @@
  *
  * The tree has no ignored, hidden, binary or symlinked files, so both search the same set.
  * GNU grep runs with the environment's locale; the tool runs in this process (warm JIT).
+ *
+ * Then patterns that make a backtracking engine take time quadratic or exponential in a line
+ * (`\w+@` over one long line of letters, `(x+x+)+y` over a line of x's): each runs once in a
+ * directory of its own, and its wall time is printed.
  */
 
 import { join } from "node:path";
@@ -16,6 +20,16 @@ const PATTERNS = [
   { name: "rare literal", pattern: "xyzzy_marker" },
   { name: "common word", pattern: "return" },
   { name: "character class", pattern: "[A-Z][a-z]+Error\\(" },
+  { name: "two runs", pattern: "function\\s+\\w+\\(" },
+];
+
+const ADVERSARIAL = [
+  { name: "\\w+@ over a 100 KB line", pattern: "\\w+@", text: "abcdefghij".repeat(10_000) },
+  { name: "\\w+@ over a 1 MB line", pattern: "\\w+@", text: "abcdefghij".repeat(100_000) },
+  { name: "[a-z]+\\d over a 1 MB line", pattern: "[a-z]+\\d", text: "abcdefghij".repeat(100_000) },
+  { name: "a*a*a*a*a*b over 100 KB of a's", pattern: "a*a*a*a*a*b", text: "a".repeat(100_000) },
+  { name: "(x+x+)+y over 34 x's", pattern: "(x+x+)+y", text: "x".repeat(34) },
+  { name: "(x+x+)+y over 1 MB of x's", pattern: "(x+x+)+y", text: "x".repeat(1_000_000) },
 ];
 
 const WORDS = [
@@ -165,6 +179,18 @@ try {
     );
   }
   if (!agree) throw new Error("grep -rnE and the grep tool found different numbers of matches");
+
+  console.log("\n| adversarial pattern | grep tool |");
+  console.log("| --- | ---: |");
+  for (const { name, pattern, text } of ADVERSARIAL) {
+    const sub = join(dir, "adversarial");
+    await Deno.mkdir(sub, { recursive: true });
+    await Deno.writeTextFile(join(sub, "line.txt"), `${text}\n`);
+    const { ms, count } = await median(() => tool(pattern, sub));
+    if (count !== 0) throw new Error(`${name}: ${count} matches, expected none`);
+    console.log(`| ${name} | ${ms.toFixed(1)} ms |`);
+    await Deno.remove(sub, { recursive: true });
+  }
 } finally {
   await Deno.remove(dir, { recursive: true });
 }
