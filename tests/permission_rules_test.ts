@@ -820,3 +820,17 @@ Deno.test("alwaysRules(): an answer of always allows no shell fed its program as
   ]);
   assert.deepEqual(await texts("cat x | bash"), ["bash(cat x)"]);
 });
+
+Deno.test("a rule with many * against a long command is matched in linear time", () => {
+  // As a regular expression of lazy runs this costs the command's length to the power of the
+  // stars: a model's 20 KB command against such a rule froze the agent.
+  const rule = commandPattern("a*a*a*a*a*a*a*a*b *");
+  const long = "a".repeat(20_000);
+  assert.equal(rule.test(long), false);
+  assert.equal(rule.test(`${long}b`), true);
+  assert.equal(rule.test(`${long}b --force`), true);
+  const git = commandPattern("git push * --force");
+  assert.ok(git.test("git push origin main --force"));
+  assert.ok(!git.test("git push origin main --force-with-lease"));
+  assert.ok(!git.test("git push --force"));
+});

@@ -373,3 +373,21 @@ Deno.test("glob leaves out what the rules refuse, through a symlinked directory 
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("glob refuses a pattern whose matching could take minutes, saying why", async () => {
+  // picomatch makes each `*` a lazy run: this pattern against one long name took over a minute,
+  // the agent frozen beyond the reach of Ctrl+C.
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(join(dir, "a".repeat(200)), "");
+    await Deno.writeTextFile(join(dir, "notes.md"), "");
+    const glob = createGlobTool();
+    const [output, isError] = await call(glob, { pattern: "*a*a*a*a*a*a*b" }, dir);
+    assert.ok(isError, output);
+    assert.match(output, /7 "\*" in one path segment.*at most 3/s);
+    const [found] = await call(glob, { pattern: "*o*e*.md" }, dir);
+    assert.match(found, /notes\.md/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -8,8 +8,6 @@
 import { isAbsolute, posix, resolve, sep } from "node:path";
 import { loadPicomatch } from "../../tools/glob_match.ts";
 
-const _escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-
 /**
  * A matcher for text where `*` matches any characters (newlines too) and the rest is literal;
  * the whole text must match.
@@ -23,9 +21,37 @@ const _escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\
  * }
  * ```
  */
-export function wildcard(pattern: string, options: { ignoreCase?: boolean } = {}): RegExp {
-  const source = pattern.split("*").map(_escape).join("[\\s\\S]*");
-  return new RegExp(`^${source}$`, options.ignoreCase ? "i" : "");
+export function wildcard(pattern: string, options: { ignoreCase?: boolean } = {}): TextMatcher {
+  const fold = options.ignoreCase ? (text: string) => text.toLowerCase() : (text: string) => text;
+  const parts = fold(pattern).split("*");
+  return { test: (text) => _starsMatch(parts, fold(text)) };
+}
+
+/** What a {@link wildcard} or {@link commandPattern} gives: whether a whole text matches. */
+export interface TextMatcher {
+  /** Whether `text` matches, whole. */
+  test(text: string): boolean;
+}
+
+/**
+ * Whether `text` is `parts` joined by runs of any characters. The pieces between the stars are
+ * found leftmost, each after the one before: linear in the text for each piece, where a regular
+ * expression of lazy runs costs the text's length to the power of their number (a rule with
+ * many `*` against a long command would freeze the agent).
+ */
+function _starsMatch(parts: readonly string[], text: string): boolean {
+  const first = parts[0];
+  if (parts.length === 1) return text === first;
+  const last = parts[parts.length - 1];
+  const end = text.length - last.length;
+  if (end < first.length || !text.startsWith(first) || !text.endsWith(last)) return false;
+  let at = first.length;
+  for (let i = 1; i < parts.length - 1; i++) {
+    const found = text.indexOf(parts[i], at);
+    if (found < 0 || found + parts[i].length > end) return false;
+    at = found + parts[i].length;
+  }
+  return true;
 }
 
 /**
@@ -45,15 +71,19 @@ export function wildcard(pattern: string, options: { ignoreCase?: boolean } = {}
  * if (!ls.test("ls -la") || ls.test("lsof")) throw new Error("unexpected");
  * ```
  */
-export function commandPattern(pattern: string): RegExp {
+export function commandPattern(pattern: string): TextMatcher {
   let text = pattern.trim().replace(/\s+/g, " ").replace(/:\*$/, " *");
-  let rest = "";
-  if (!text.includes("*")) rest = "(?: [\\s\\S]*)?";
-  else if (text.endsWith(" *")) {
+  // Without `*`, or ending in ` *`: the command alone, or followed by a space and anything.
+  let orMore = !text.includes("*");
+  if (text.endsWith(" *")) {
     text = text.slice(0, -2);
-    rest = "(?: [\\s\\S]*)?";
+    orMore = true;
   }
-  return new RegExp(`^${text.split("*").map(_escape).join("[\\s\\S]*")}${rest}$`);
+  const alone = text.split("*");
+  const more = `${text} *`.split("*");
+  return {
+    test: (command) => _starsMatch(alone, command) || (orMore && _starsMatch(more, command)),
+  };
 }
 
 /** Where a path rule is evaluated. */
