@@ -181,8 +181,14 @@ function _make(entry: Placeholder): void {
   Deno.chmodSync(entry.path, _FILE_MODE);
 }
 
-/** Removes a placeholder unless another sandbox holds it (or it is no longer one). */
-function _removeUnlessHeld(entry: Placeholder): void {
+/**
+ * Removes a placeholder unless another sandbox holds it (or it is no longer one). A lock just
+ * let go can outlive its handle's close for a moment, in a process being started (between its
+ * fork and its exec it holds a copy of every handle): when no sandbox of this process holds the
+ * path, a refused lock is tried again a few times, about a quarter of a second in all, so that
+ * the placeholder is not left in the workspace.
+ */
+function _removeUnlessHeld(entry: Placeholder, wait = 1): void {
   let file: Deno.FsFile;
   try {
     file = Deno.openSync(entry.path, { read: true });
@@ -190,7 +196,13 @@ function _removeUnlessHeld(entry: Placeholder): void {
     return;
   }
   try {
-    if (!file.tryLockSync(true)) return;
+    if (!file.tryLockSync(true)) {
+      const heldHere = [..._held].some((held) => held.paths.includes(entry.path));
+      if (!heldHere && wait <= 128) {
+        setTimeout(() => _removeUnlessHeld(entry, wait * 2), wait);
+      }
+      return;
+    }
     if (Deno.lstatSync(entry.path).ino !== file.statSync().ino || !isPlaceholder(entry)) return;
     Deno.removeSync(entry.path);
   } catch {
