@@ -164,6 +164,14 @@ Deno.test("read shows a file whose size says 0, as the files of /proc do", async
   assert.match(said, /^\s+1\tName:/);
 });
 
+Deno.test("read refuses a file whose size says 0 yet holds gigabytes, without filling memory", async () => {
+  // /proc/self/pagemap says 0 and holds 8 bytes per page of the address space: read whole, it
+  // froze the agent for seconds, took gigabytes and ended in a RangeError.
+  const read = createReadTool();
+  const said = await outcome(read.execute({ path: "/proc/self/pagemap", limit: 5 }, context("/")));
+  assert.match(said, /more than its size says/);
+});
+
 Deno.test("a path that keeps changing while it is opened is refused after three tries", async () => {
   let opened = 0;
   const changing: ToolFs = {

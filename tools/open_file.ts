@@ -342,11 +342,24 @@ function _file(fd: number, path: string, created: boolean): ToolFile {
   };
 }
 
+/**
+ * The most read of a file whose size says nothing (files of `/proc` say 0, yet
+ * `/proc/self/pagemap` holds gigabytes): past it the read is refused rather than the agent
+ * frozen and its memory filled.
+ */
+const _MAX_UNSIZED = 16 * 1024 * 1024;
+
 /** Everything from the start of `fd`; `size` is a guess (files of `/proc` say 0). */
 function _readAll(fd: number, size: number): Uint8Array {
   let bytes = new Uint8Array(size > 0 ? size : 64 * 1024);
   let length = 0;
   while (true) {
+    if (length >= Math.max(size, _MAX_UNSIZED)) {
+      throw new Error(
+        `The file holds more than its size says (over ${_MAX_UNSIZED / 1024 / 1024} MiB read): ` +
+          `a file of /proc or a device is not read whole; read a smaller file, or search it`,
+      );
+    }
     if (length === bytes.length) {
       const grown = new Uint8Array(bytes.length * 2);
       grown.set(bytes);

@@ -155,7 +155,7 @@ export function matchUrl(pattern: string, url: string): boolean {
   }
   if (!pattern.startsWith("domain:")) return wildcard(pattern).test(parsed?.href ?? url);
   if (!parsed) return false;
-  const host = parsed.hostname.replace(/\.$/, "");
+  const host = _unmapped(parsed.hostname.replace(/\.$/, ""));
   const domain = normalHost(pattern.slice(7));
   if (!domain || !host) return false;
   if (domain.includes("*")) return wildcard(domain).test(host);
@@ -187,10 +187,20 @@ export function normalHost(text: string): string | undefined {
   try {
     const url = new URL(`http://${host}/`);
     if (url.port || !url.hostname) return undefined;
-    return url.hostname.replace(/\.$/, "") || undefined;
+    return _unmapped(url.hostname.replace(/\.$/, "")) || undefined;
   } catch {
     return undefined;
   }
+}
+
+/** An IPv4 address written as IPv6 (`[::ffff:127.0.0.1]`, `[::ffff:7f00:1]`) is that IPv4. */
+function _unmapped(host: string): string {
+  const mapped = /^\[(?:0{0,4}:){0,4}:?(?:0{0,4}:)?ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})\]$/i.exec(
+    host,
+  );
+  if (!mapped) return host;
+  const [high, low] = [parseInt(mapped[1], 16), parseInt(mapped[2], 16)];
+  return [high >> 8, high & 255, low >> 8, low & 255].join(".");
 }
 
 function _isAddress(host: string): boolean {
