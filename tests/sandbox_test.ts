@@ -940,3 +940,23 @@ Deno.test("sandbox: a FIFO where git's index or a pointer file stood is not wait
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("protectedEntry(): a git directory by another name is told by what it holds", async () => {
+  const ws = await tempDir();
+  try {
+    const made = await new Deno.Command("git", {
+      args: ["init", "-q", `--separate-git-dir=${join(ws, "gd")}`, join(ws, "inner")],
+    }).output();
+    assert.ok(made.success, "git init");
+    assert.equal(protectedEntry(join(ws, "gd", "config"))?.path, join(ws, "gd", "config"));
+    assert.equal(
+      protectedEntry(join(ws, "gd", "hooks", "pre-commit"))?.path,
+      join(ws, "gd", "hooks"),
+    );
+    // A directory that is not one keeps its config files the user's to write.
+    await Deno.mkdir(join(ws, "app"));
+    assert.equal(protectedEntry(join(ws, "app", "config")), undefined);
+  } finally {
+    await Deno.remove(ws, { recursive: true });
+  }
+});

@@ -151,6 +151,14 @@ export function protectedEntry(path: string, home?: string): ProtectedEntry | un
   const lower = parts.map((part) => part.toLowerCase());
   const at = (count: number) => `${sep}${parts.slice(0, count).join(sep)}`;
   for (let i = 0; i < parts.length; i++) {
+    // A git directory by another name (`git init --separate-git-dir=gd`): told by what it
+    // holds, looked at only when the next name is one git runs code from.
+    if (lower[i] !== ".git" && i + 1 < parts.length) {
+      const inner = PROTECTED_GIT_NAMES.find((entry) => entry.name === lower[i + 1]);
+      if (inner && _isGitDir(at(i + 1))) {
+        return { path: at(i + 2), anchor: parts[i], why: inner.why };
+      }
+    }
     if (lower[i] === ".git") {
       const inner = PROTECTED_GIT_NAMES.find((entry) => entry.name === lower[i + 1]);
       if (inner) return { path: at(i + 2), anchor: ".git", why: inner.why };
@@ -173,6 +181,17 @@ export function protectedEntry(path: string, home?: string): ProtectedEntry | un
     }
   }
   return undefined;
+}
+
+/** Whether `dir` is a git directory: a `HEAD` file beside `objects` and `refs` directories. */
+function _isGitDir(dir: string): boolean {
+  try {
+    return Deno.statSync(join(dir, "HEAD")).isFile &&
+      Deno.statSync(join(dir, "objects")).isDirectory &&
+      Deno.statSync(join(dir, "refs")).isDirectory;
+  } catch {
+    return false;
+  }
 }
 
 /** How the sandbox guards the protected entries of its writable directories. */
