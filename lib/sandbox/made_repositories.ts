@@ -101,7 +101,9 @@ function _madeSince(dotGit: string, since: number): MadeRepository["what"] | und
   if ((info.birthtime?.getTime() ?? 0) >= since) return "made";
   const paths = [dotGit];
   if (info.isDirectory) paths.push(join(dotGit, "config"));
-  const target = info.isFile ? _read(dotGit)?.match(/^gitdir:\s*(.+?)\s*$/m)?.[1] : undefined;
+  const target = info.isFile
+    ? readSmallTextSync(dotGit, 4096)?.match(/^gitdir:\s*(.+?)\s*$/m)?.[1]
+    : undefined;
   if (target) paths.push(resolve(dotGit, "..", target), resolve(dotGit, "..", target, "config"));
   // Without a birth time, a change time this recent may be a birth as well.
   const changed = paths.some((path) => (_lstat(path)?.ctime?.getTime() ?? since) >= since);
@@ -111,15 +113,6 @@ function _madeSince(dotGit: string, since: number): MadeRepository["what"] | und
 function _lstat(path: string): Deno.FileInfo | undefined {
   try {
     return Deno.lstatSync(path);
-  } catch {
-    return undefined;
-  }
-}
-
-function _read(path: string): string | undefined {
-  try {
-    const info = Deno.statSync(path);
-    return info.isFile ? readSmallTextSync(path, 4096) : undefined;
   } catch {
     return undefined;
   }

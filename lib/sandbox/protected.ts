@@ -422,7 +422,7 @@ const _projectNames = new Set(PROTECTED_PROJECT_NAMES.map((entry) => entry.name)
 
 /** The git directory a `.git` file points to (`gitdir: …`), when it is a directory. */
 function _gitFileTarget(file: string): string | undefined {
-  const text = _readSmall(file);
+  const text = readSmallTextSync(file, 4096);
   const match = text?.match(/^gitdir:\s*(.+?)\s*$/m);
   if (!match) return undefined;
   const target = _real(resolve(dirname(file), match[1]));
@@ -431,7 +431,7 @@ function _gitFileTarget(file: string): string | undefined {
 
 /** The common directory a git directory's `commondir` names, when it is another directory. */
 function _commonDir(gitDir: string): string | undefined {
-  const text = _readSmall(join(gitDir, "commondir"))?.trim();
+  const text = readSmallTextSync(join(gitDir, "commondir"), 4096)?.trim();
   if (!text) return undefined;
   const common = _real(resolve(gitDir, text));
   return common && common !== gitDir && _lstat(common)?.isDirectory ? common : undefined;
@@ -439,7 +439,7 @@ function _commonDir(gitDir: string): string | undefined {
 
 /** The submodules' paths that a repository's `.gitmodules` lists (absolute). */
 function _submodulePaths(dir: string): string[] {
-  const text = _readSmall(join(dir, ".gitmodules"), 256 * 1024);
+  const text = readSmallTextSync(join(dir, ".gitmodules"), 256 * 1024);
   if (!text) return [];
   const paths: string[] = [];
   for (const match of text.matchAll(/^\s*path\s*=\s*(.+?)\s*$/gm)) {
@@ -447,14 +447,6 @@ function _submodulePaths(dir: string): string[] {
     if (_within(path, dir) && path !== dir) paths.push(path);
   }
   return paths;
-}
-
-function _readSmall(path: string, max = 4096): string | undefined {
-  try {
-    return readSmallTextSync(path, max);
-  } catch {
-    return undefined;
-  }
 }
 
 /** {@link _lstat}, answered from the directory's listing (read once) when the entry is absent. */
