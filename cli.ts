@@ -18,7 +18,7 @@ import type { CliOutput } from "./lib/cli/render.ts";
 import { runSecrets } from "./lib/cli/secrets.ts";
 import { AgentError, describeError } from "./lib/errors.ts";
 import type { RunStatus } from "./lib/events.ts";
-import { inputHistory } from "./lib/interactive/history.ts";
+import { inputHistory } from "./lib/cli/terminal/history.ts";
 import { readStdin, STDIN_WAIT_MS } from "./lib/cli/stdin.ts";
 import { askTrustOnTerminal, type TrustAnswer, type TrustRequest } from "./lib/cli/trust.ts";
 import { readEnv } from "./lib/providers/resolve.ts";
@@ -175,7 +175,7 @@ async function _dispatch(
   if (options.listSessions) return await _listSessions(prepared, io);
   if (options.recall !== undefined) return await _recall(prepared, options.recall, io);
   if (prompt === undefined) {
-    const { runInteractive } = await import("./lib/interactive/session.ts");
+    const { runInteractive } = await import("./lib/cli/terminal/interactive.ts");
     const history = prepared.dataDir
       ? inputHistory(`${prepared.dataDir}/history`, { redact: prepared.redact })
       : { lines: [], remember: () => {} };

@@ -29,7 +29,7 @@
  * @module
  */
 
-export { Agent, type AgentOptions, type RunOptions } from "./lib/agent.ts";
+export { Agent, type AgentOptions, type RunOptions } from "./lib/loop/agent.ts";
 export {
   DEFAULT_MAX_TURNS,
   DEFAULT_REPEAT_STOP_AT,
@@ -40,7 +40,7 @@ export {
   type RepeatGuardOptions,
   runAgent,
   type RunAgentOptions,
-} from "./lib/loop.ts";
+} from "./lib/loop/loop.ts";
 export type {
   AgentEvent,
   AgentEventType,
@@ -167,7 +167,7 @@ export {
   queryCapabilities,
   type SessionMode,
   type WithheldTool,
-} from "./lib/capabilities.ts";
+} from "./lib/cli/capabilities.ts";
 
 export {
   defaultSessionsDir,
@@ -209,8 +209,8 @@ export {
   compactionLimits,
   type CompactionOptions,
   type CompactionReason,
-} from "./lib/compaction.ts";
-export type { CompactionState } from "./lib/context.ts";
+} from "./lib/compaction/compact.ts";
+export type { CompactionState } from "./lib/compaction_state.ts";
 export {
   SUMMARY_MARKER,
   SUMMARY_SECTIONS,
@@ -218,7 +218,7 @@ export {
   summaryMessage,
   summaryPrompt,
   type SummaryPromptParts,
-} from "./lib/compaction_summary.ts";
+} from "./lib/compaction/summary.ts";
 export {
   HEURISTIC_COUNTER,
   loadTokenCounter,
@@ -227,7 +227,7 @@ export {
   type TokenCounter,
   type TokenizedRequest,
   type TokenizerModule,
-} from "./lib/tokens.ts";
+} from "./lib/compaction/tokens.ts";
 
 export {
   type AfterToolCallResult,

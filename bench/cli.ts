@@ -7,7 +7,7 @@
 
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startMockAnthropicServer, startMockOpenAIServer } from "../testing.ts";
+import { startMockAnthropicServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { median } from "./stats.ts";
 
 const MOD = fileURLToPath(new URL("../mod.ts", import.meta.url));

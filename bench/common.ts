@@ -5,7 +5,7 @@
 
 import { z } from "zod";
 import { defineTool, runAgent, type RunResult } from "../mod.ts";
-import { scriptedModel } from "../testing.ts";
+import { scriptedModel } from "../lib/testing/mod.ts";
 
 const echo = defineTool({
   name: "echo",

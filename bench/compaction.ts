@@ -25,8 +25,8 @@ import {
   type TokenCounter,
   toolDefinitions,
 } from "../mod.ts";
-import { scriptedModel } from "../testing.ts";
-import { createCompactor } from "../lib/compaction.ts";
+import { scriptedModel } from "../lib/testing/mod.ts";
+import { createCompactor } from "../lib/compaction/compact.ts";
 import { median, random } from "./stats.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));

@@ -6,7 +6,7 @@
  */
 
 import { join } from "node:path";
-import { type MockReply, type MockServer, startMockOpenAIServer } from "../testing.ts";
+import { type MockReply, type MockServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { SUMMARY_SYSTEM_PROMPT } from "../mod.ts";
 
 const MOD = new URL("../mod.ts", import.meta.url).pathname;

@@ -3,8 +3,8 @@
  * grow with the line it lands on, nor a table's drawing with its number of rows.
  */
 
-import { markdownStream } from "../lib/interactive/markdown.ts";
-import { renderTable } from "../lib/interactive/table.ts";
+import { markdownStream } from "../lib/cli/terminal/markdown.ts";
+import { renderTable } from "../lib/cli/terminal/table.ts";
 
 /** `text` in pieces of `size` characters, as a model streams it. */
 function pieces(text: string, size: number): string[] {

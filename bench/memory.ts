@@ -14,7 +14,7 @@
 
 import { join } from "node:path";
 import { openMemory, type RunLoop, vectorIndex } from "../lib/memory/mod.ts";
-import { hashedEmbedding } from "../testing.ts";
+import { hashedEmbedding } from "../lib/testing/mod.ts";
 import { median, random } from "./stats.ts";
 
 const SEGMENTS = 100_000;

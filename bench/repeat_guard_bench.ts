@@ -4,7 +4,7 @@
  * so a huge result costs one pass over its text.
  */
 
-import { repeatGuard } from "../lib/guards.ts";
+import { repeatGuard } from "../lib/loop/repeat_guard.ts";
 
 const call = {
   type: "tool_call" as const,

@@ -7,7 +7,7 @@
 import { createAgentHandler, fileSessionStore, newServiceToken } from "../mod.ts";
 import { checkAccess } from "../lib/service/auth.ts";
 import { listedSession } from "../lib/service/session_lookup.ts";
-import { scriptedModel } from "../lib/scripted_model.ts";
+import { scriptedModel } from "../lib/testing/scripted_model.ts";
 import type { SessionInfo } from "../lib/session/mod.ts";
 
 const token = newServiceToken();

@@ -7,7 +7,7 @@
  * turns, then answers. Every answer comes after `DELAY_MS`.
  */
 
-import { startMockOpenAIServer } from "../testing.ts";
+import { startMockOpenAIServer } from "../lib/testing/mod.ts";
 
 const TURNS = Number(Deno.args[0] ?? 10);
 const DELAY_MS = Number(Deno.args[1] ?? 50);

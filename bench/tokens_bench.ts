@@ -7,8 +7,12 @@
  */
 
 import { clearMergeCache, countTokens } from "gpt-tokenizer/encoding/o200k_base";
-import { estimateTokens } from "../lib/token_estimate.ts";
-import { countTokensInSlices, ESTIMATE_COUNTER, loadTokenCounter } from "../lib/tokens.ts";
+import { estimateTokens } from "../lib/compaction/token_estimate.ts";
+import {
+  countTokensInSlices,
+  ESTIMATE_COUNTER,
+  loadTokenCounter,
+} from "../lib/compaction/tokens.ts";
 
 const MB = 1_000_000;
 

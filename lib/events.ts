@@ -4,8 +4,7 @@
  * @module
  */
 
-import type { SandboxReport } from "./sandbox/policy.ts";
-import type { CompactionState } from "./context.ts";
+import type { CompactionState } from "./compaction_state.ts";
 import type { Message } from "./messages.ts";
 import type { FinishReason } from "./model.ts";
 import type { Usage } from "./usage.ts";
@@ -43,6 +42,27 @@ export interface RunResult {
    */
   compaction?: CompactionState;
 }
+
+/** The sandbox a run's commands are under, as the `start` event reports it. */
+export type SandboxReport =
+  | {
+    /** Commands run inside bubblewrap. */
+    kind: "bubblewrap";
+    /** The mode asked for. */
+    mode: "auto" | "required";
+    /** Whether commands keep the network. */
+    net: boolean;
+    /** What commands may write besides a private `/tmp`. */
+    writable: string[];
+  }
+  | {
+    /** Commands run without a sandbox, or (`required`) do not run at all. */
+    kind: "none";
+    /** The mode asked for. */
+    mode: "auto" | "required" | "off";
+    /** Why there is no sandbox. */
+    reason: string;
+  };
 
 /**
  * How a run stands with the project it works in: whether the user trusts it, and if not, what it

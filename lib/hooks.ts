@@ -85,7 +85,7 @@ export interface Hooks {
  * @example
  * ```ts
  * import { hookedModel } from "./hooks.ts";
- * import { scriptedModel } from "./scripted_model.ts";
+ * import { scriptedModel } from "./testing/scripted_model.ts";
  * const inner = scriptedModel([{ text: "ok" }]);
  * const model = hookedModel(inner, {
  *   beforeModelCall: ({ messages }) => [...messages, { role: "user", content: "Be brief." }],

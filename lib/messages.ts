@@ -123,3 +123,8 @@ export function textOf(message: AssistantMessage): string {
 export function toolCallsOf(message: AssistantMessage): ToolCallPart[] {
   return message.content.filter((part): part is ToolCallPart => part.type === "tool_call");
 }
+
+/** The default words of the incomplete-intent nudge. */
+export const NUDGE_MESSAGE: string =
+  "You announced an action but did not call a tool, so nothing happened. If there is more to " +
+  "do, call the tool now. If you are done, give your final answer.";

@@ -39,7 +39,7 @@ export type ModelCallEvent = Extract<
  * @example
  * ```ts
  * import { callModel } from "./model_call.ts";
- * import { scriptedModel } from "./scripted_model.ts";
+ * import { scriptedModel } from "./testing/scripted_model.ts";
  * const call = callModel(scriptedModel([{ text: "hi" }]), {
  *   messages: [],
  *   tools: [],

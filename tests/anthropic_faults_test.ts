@@ -1,7 +1,7 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { Agent, anthropicModel } from "../mod.ts";
-import { startMockAnthropicServer } from "../testing.ts";
+import { startMockAnthropicServer } from "../lib/testing/mod.ts";
 import { type AnthropicRun, runAnthropic } from "./anthropic_support.ts";
 import {
   assertEveryCallAnswered,

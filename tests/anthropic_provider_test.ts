@@ -1,7 +1,7 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { Agent, anthropicModel, type Message } from "../mod.ts";
-import { startMockAnthropicServer } from "../testing.ts";
+import { startMockAnthropicServer } from "../lib/testing/mod.ts";
 import { cacheBreakpoints, runAnthropic, wireTurns } from "./anthropic_support.ts";
 import { collect, deltaText, eventsOf, recordingTools } from "./openai_support.ts";
 

@@ -16,7 +16,11 @@ import {
   type RetryOptions,
   type RunResult,
 } from "../mod.ts";
-import { type MockAnthropicReply, type MockRequest, startMockAnthropicServer } from "../testing.ts";
+import {
+  type MockAnthropicReply,
+  type MockRequest,
+  startMockAnthropicServer,
+} from "../lib/testing/mod.ts";
 import { collect, FAST_RETRY, type Received, recordingTools } from "./openai_support.ts";
 
 /** What {@link runAnthropic} gives back. */

@@ -9,7 +9,7 @@ import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { SUMMARY_SYSTEM_PROMPT } from "../mod.ts";
-import { type MockReply, type MockServer, startMockOpenAIServer } from "../testing.ts";
+import { type MockReply, type MockServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { denoDir, MOD, tempDir, Terminal } from "./terminal_support.ts";
 
 /** `length` lowercase letters without a space, the same ones on every run. */

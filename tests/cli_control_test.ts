@@ -7,7 +7,7 @@ import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type MockReply, startMockOpenAIServer } from "../testing.ts";
+import { type MockReply, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { EVERYTHING_RUN } from "./mcp_support.ts";
 
 const MOD = fileURLToPath(new URL("../mod.ts", import.meta.url));

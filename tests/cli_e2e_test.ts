@@ -7,7 +7,7 @@ import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type MockReply, type MockServer, startMockOpenAIServer } from "../testing.ts";
+import { type MockReply, type MockServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
 
 const MOD = fileURLToPath(new URL("../mod.ts", import.meta.url));
 // Sessions and memory of these runs go to a directory of their own, not the user's.

@@ -8,7 +8,7 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { Agent, anthropicModel, openaiModel, ProviderError } from "../mod.ts";
-import { startMockOpenAIServer } from "../testing.ts";
+import { startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { httpError } from "../lib/providers/http_errors.ts";
 import { collect, eventsOf, FAST_RETRY } from "./openai_support.ts";
 import { type CliRun, runCli as runCliAs, tempDir } from "./terminal_support.ts";

@@ -7,7 +7,7 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type MockServer, startMockOpenAIServer } from "../testing.ts";
+import { type MockServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { detectSandbox } from "../lib/sandbox/detect.ts";
 import { childEnv, MOD, tempDir } from "./terminal_support.ts";
 

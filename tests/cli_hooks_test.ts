@@ -7,7 +7,7 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type MockReply, startMockOpenAIServer } from "../testing.ts";
+import { type MockReply, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { detectSandbox } from "../lib/sandbox/detect.ts";
 import { type CliRun, runCli, tempDir } from "./terminal_support.ts";
 

@@ -7,7 +7,11 @@ import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type MockServer, startMockEmbeddingsServer, startMockOpenAIServer } from "../testing.ts";
+import {
+  type MockServer,
+  startMockEmbeddingsServer,
+  startMockOpenAIServer,
+} from "../lib/testing/mod.ts";
 
 const MOD = fileURLToPath(new URL("../mod.ts", import.meta.url));
 

@@ -7,7 +7,7 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type MockReply, type MockServer, startMockOpenAIServer } from "../testing.ts";
+import { type MockReply, type MockServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import {
   childEnv,
   type CliRun,

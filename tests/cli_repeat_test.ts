@@ -7,7 +7,7 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type MockReply, startMockOpenAIServer } from "../testing.ts";
+import { type MockReply, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { MOD } from "./terminal_support.ts";
 
 // deno-lint-ignore no-explicit-any

@@ -7,7 +7,7 @@
  */
 
 import { join } from "node:path";
-import { type MockReply, type MockServer, startMockOpenAIServer } from "../testing.ts";
+import { type MockReply, type MockServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { denoDir, MOD } from "./terminal_support.ts";
 
 // deno-lint-ignore no-explicit-any

@@ -7,7 +7,7 @@ import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type MockReply, type MockServer, startMockOpenAIServer } from "../testing.ts";
+import { type MockReply, type MockServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { resolveCliSandbox } from "../lib/cli/sandbox.ts";
 import { detectSandbox } from "../lib/sandbox/detect.ts";
 import { EVERYTHING_RUN } from "./mcp_support.ts";

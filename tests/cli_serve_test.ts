@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { detectSandbox } from "../lib/sandbox/detect.ts";
 import { fileSessionStore } from "../lib/session/mod.ts";
-import { type MockReply, type MockServer, startMockOpenAIServer } from "../testing.ts";
+import { type MockReply, type MockServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { denoDir, MOD } from "./terminal_support.ts";
 
 /** An `agent serve` process, listening. */

@@ -7,7 +7,7 @@ import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type MockServer, startMockOpenAIServer } from "../testing.ts";
+import { type MockServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
 
 const MOD = fileURLToPath(new URL("../mod.ts", import.meta.url));
 const KEY = "sk-test-secret-4f9a2c7e1b";

@@ -2,7 +2,7 @@ import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { type CliIo, main } from "../cli.ts";
-import { startMockOpenAIServer } from "../testing.ts";
+import { startMockOpenAIServer } from "../lib/testing/mod.ts";
 
 interface FakeIo extends CliIo {
   stdout: string;

@@ -4,7 +4,7 @@
  */
 
 import assert from "node:assert/strict";
-import { startMockAnthropicServer, startMockOpenAIServer } from "../testing.ts";
+import { startMockAnthropicServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { type CliRun, runCli as runCliAs, tempDir } from "./terminal_support.ts";
 
 /** Runs the CLI with nothing saved and no sandbox, in a directory of its own. */

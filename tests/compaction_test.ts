@@ -22,10 +22,10 @@ import {
   SUMMARY_SYSTEM_PROMPT,
   type TokenCounter,
 } from "../mod.ts";
-import { type ScriptedModel, scriptedModel, type ScriptedStep } from "../testing.ts";
-import { startMockOpenAIServer } from "../testing.ts";
-import { summarize } from "../lib/compaction_summary.ts";
-import { ESTIMATE_COUNTER } from "../lib/tokens.ts";
+import { type ScriptedModel, scriptedModel, type ScriptedStep } from "../lib/testing/mod.ts";
+import { startMockOpenAIServer } from "../lib/testing/mod.ts";
+import { summarize } from "../lib/compaction/summary.ts";
+import { ESTIMATE_COUNTER } from "../lib/compaction/tokens.ts";
 import {
   collect as collectStream,
   eventsOf,

@@ -2,7 +2,7 @@ import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { runToolCall, toolRegistry } from "../mod.ts";
-import { startMockOpenAIServer } from "../testing.ts";
+import { startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { calculator, evaluate } from "../examples/calculator.ts";
 import { createWeatherTool } from "../examples/weather.ts";
 
@@ -180,7 +180,7 @@ Deno.test("examples/graph.ts exits 1 when its graph fails", async () => {
 
 Deno.test("examples/graph: research, write, review until approved, then publish", async () => {
   const { reviewGraph } = await import("../examples/graph.ts");
-  const { scriptedModel } = await import("../testing.ts");
+  const { scriptedModel } = await import("../lib/testing/mod.ts");
   let reviews = 0;
   const model = scriptedModel((request) => {
     const system = request.system ?? "";

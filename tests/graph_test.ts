@@ -12,7 +12,7 @@ import {
   type GraphState,
   memoryCheckpoints,
 } from "../mod.ts";
-import { scriptedModel } from "../testing.ts";
+import { scriptedModel } from "../lib/testing/mod.ts";
 
 const noop = () => {};
 const events = async (iterable: AsyncIterable<GraphEvent>) => {

@@ -9,7 +9,7 @@ import {
   runAgent,
   type RunAgentOptions,
 } from "../mod.ts";
-import { scriptedModel } from "../testing.ts";
+import { scriptedModel } from "../lib/testing/mod.ts";
 
 const ran: string[] = [];
 const echo = defineTool({

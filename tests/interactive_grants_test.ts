@@ -4,7 +4,7 @@
  */
 
 import assert from "node:assert/strict";
-import { startMockOpenAIServer } from "../testing.ts";
+import { startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { detectSandbox } from "../lib/sandbox/detect.ts";
 import { childEnv, MOD, tempDir, Terminal } from "./terminal_support.ts";
 import { EVERYTHING_RUN } from "./mcp_support.ts";

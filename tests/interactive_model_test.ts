@@ -6,7 +6,11 @@
 
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
-import { type MockServer, startMockAnthropicServer, startMockOpenAIServer } from "../testing.ts";
+import {
+  type MockServer,
+  startMockAnthropicServer,
+  startMockOpenAIServer,
+} from "../lib/testing/mod.ts";
 import { childEnv, MOD, tempDir, Terminal } from "./terminal_support.ts";
 
 /** The CLI on `openai/test` with `--base-url` at the OpenAI mock server. */

@@ -6,7 +6,7 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type MockReply, type MockServer, startMockOpenAIServer } from "../testing.ts";
+import { type MockReply, type MockServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { childEnv, MOD, tempDir, Terminal } from "./terminal_support.ts";
 
 /** Waits until `pattern` shows `count` times on the terminal's screen. */

@@ -12,7 +12,7 @@ import {
   type RunResult,
   type ToolMessage,
 } from "../mod.ts";
-import { scriptedModel } from "../testing.ts";
+import { scriptedModel } from "../lib/testing/mod.ts";
 
 /** Runs the loop to the end, collecting its events. */
 async function collect(

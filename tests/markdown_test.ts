@@ -5,8 +5,8 @@
  */
 
 import assert from "node:assert/strict";
-import { markdownStream } from "../lib/interactive/markdown.ts";
-import { renderTable } from "../lib/interactive/table.ts";
+import { markdownStream } from "../lib/cli/terminal/markdown.ts";
+import { renderTable } from "../lib/cli/terminal/table.ts";
 
 /** What a terminal shows after `output`: rows of text, for the codes the renderer writes. */
 function screenOf(output: string): string[] {

@@ -16,7 +16,7 @@ import {
   toolRegistry,
   type ToolRunResult,
 } from "../mod.ts";
-import { scriptedModel } from "../testing.ts";
+import { scriptedModel } from "../lib/testing/mod.ts";
 import { _formatResult, _toolName } from "../lib/mcp/tools.ts";
 import { EVERYTHING_RUN } from "./mcp_support.ts";
 

@@ -21,7 +21,7 @@ import {
 import { ftsQuery, ftsTerms } from "../lib/memory/fts_query.ts";
 import { ftsSearcher } from "../lib/memory/fts_search.ts";
 import { openMemoryDatabase } from "../lib/memory/schema.ts";
-import { type MockEmbeddingsServer, startMockEmbeddingsServer } from "../testing.ts";
+import { type MockEmbeddingsServer, startMockEmbeddingsServer } from "../lib/testing/mod.ts";
 
 const at = (minute: number) => new Date(Date.UTC(2025, 0, 1, 0, minute)).toISOString();
 

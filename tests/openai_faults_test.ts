@@ -1,7 +1,7 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { Agent, openaiModel } from "../mod.ts";
-import { startMockOpenAIServer } from "../testing.ts";
+import { startMockOpenAIServer } from "../lib/testing/mod.ts";
 import {
   assertEveryCallAnswered,
   collect,

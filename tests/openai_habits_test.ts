@@ -1,7 +1,7 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { openaiModel, userMessage } from "../mod.ts";
-import { type MockHabits, type MockReply, startMockOpenAIServer } from "../testing.ts";
+import { type MockHabits, type MockReply, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import {
   assertSentBack,
   deltaText,

@@ -9,7 +9,7 @@ import {
   PROVIDER_NAMES,
   resolveModel,
 } from "../mod.ts";
-import { type MockRequest, startMockOpenAIServer } from "../testing.ts";
+import { type MockRequest, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { collect, FAST_RETRY, recordingTools, wireMessages } from "./openai_support.ts";
 
 /** A tool turn then an answer, with a system prompt; gives back the requests the server got. */

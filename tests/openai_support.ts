@@ -21,7 +21,7 @@ import {
   type MockReply,
   type MockRequest,
   startMockOpenAIServer,
-} from "../testing.ts";
+} from "../lib/testing/mod.ts";
 
 /** Retries with tiny delays, so fault tests stay fast. */
 export const FAST_RETRY: RetryOptions = { initialDelayMs: 1, maxDelayMs: 5 };

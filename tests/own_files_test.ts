@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { readProjectFiles } from "../lib/cli/project.ts";
 import { trustStore } from "../lib/cli/trust.ts";
-import { findInstructions } from "../lib/system_prompt.ts";
+import { findInstructions } from "../lib/cli/system_prompt.ts";
 import { ensurePrivateDir } from "../lib/session/mod.ts";
 import { tempDir } from "./terminal_support.ts";
 

@@ -3,10 +3,10 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Agent, ConfigError, costOf, defineTool, type Model, resolveModel } from "../mod.ts";
 import { type CliIo, main } from "../cli.ts";
-import { loadSettings } from "../lib/settings.ts";
+import { loadSettings } from "../lib/cli/settings.ts";
 import { lookupModelInfo } from "../lib/providers/models.ts";
 import { PRESETS } from "../lib/providers/presets.ts";
-import { startMockAnthropicServer, startMockOpenAIServer } from "../testing.ts";
+import { startMockAnthropicServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { z } from "zod";
 
 const noEnv = () => undefined;

@@ -11,12 +11,12 @@ import { DatabaseSync } from "node:sqlite";
 import { z } from "zod";
 import { defineTool, type Tool } from "../mod.ts";
 import { headerSecrets, runSecrets } from "../lib/cli/secrets.ts";
-import { inputHistory } from "../lib/interactive/history.ts";
+import { inputHistory } from "../lib/cli/terminal/history.ts";
 import { openMemory, openMemoryInWorker, type RunLoop } from "../lib/memory/mod.ts";
 import { scrubMemory } from "../lib/memory/scrub.ts";
 import { PRESETS } from "../lib/providers/presets.ts";
 import { SANDBOX_STRIPPED_ENV, sandboxEnv } from "../lib/sandbox/env.ts";
-import { scriptedModel } from "../lib/scripted_model.ts";
+import { scriptedModel } from "../lib/testing/scripted_model.ts";
 import { createAgentHandler } from "../lib/service/handler.ts";
 import { eventRedactor } from "../lib/service/redacted_events.ts";
 import {
@@ -28,7 +28,7 @@ import {
   secretRedactor,
   secretsFromEnv,
 } from "../lib/session/mod.ts";
-import { startMockEmbeddingsServer } from "../testing.ts";
+import { startMockEmbeddingsServer } from "../lib/testing/mod.ts";
 import { tempDir } from "./terminal_support.ts";
 
 const mode = (path: string) => (Deno.statSync(path).mode! & 0o777).toString(8);

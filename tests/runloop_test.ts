@@ -2,14 +2,14 @@ import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { type AgentEvent, defineTool } from "../mod.ts";
-import { openMemory } from "../lib/memory/store.ts";
+import { openMemory } from "../lib/memory/sqlite.ts";
 import type { RunLoop } from "../lib/memory/types.ts";
 import { runLoops } from "../lib/runloop/manager.ts";
 import { fallbackRoute, routeMessage } from "../lib/runloop/router.ts";
 import { runInLoop, type RunInLoopOptions, type RunInLoopResult } from "../lib/runloop/run.ts";
 import { createAgentService } from "../lib/service/service.ts";
 import type { Model } from "../lib/model.ts";
-import { type ScriptedModel, scriptedModel } from "../testing.ts";
+import { type ScriptedModel, scriptedModel } from "../lib/testing/mod.ts";
 
 async function collect(
   options: RunInLoopOptions,

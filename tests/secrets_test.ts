@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { memoryPath } from "../lib/cli/memory.ts";
 import { openMemory } from "../lib/memory/mod.ts";
-import { type MockServer, startMockOpenAIServer } from "../testing.ts";
+import { type MockServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { childEnv, MOD, runCli, tempDir } from "./terminal_support.ts";
 
 /** The secrets of the runs below, by the env var that holds them. */

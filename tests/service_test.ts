@@ -14,8 +14,8 @@ import {
   resolveModel,
   type Tool,
 } from "../mod.ts";
-import { type MockReply, type MockServer, startMockOpenAIServer } from "../testing.ts";
-import { openMemory } from "../lib/memory/store.ts";
+import { type MockReply, type MockServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
+import { openMemory } from "../lib/memory/sqlite.ts";
 import type { AgentHandlerOptions } from "../lib/service/handler.ts";
 
 // deno-lint-ignore no-explicit-any

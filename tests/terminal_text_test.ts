@@ -5,7 +5,7 @@
 
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
-import { startMockOpenAIServer } from "../testing.ts";
+import { startMockOpenAIServer } from "../lib/testing/mod.ts";
 import type { AgentEvent } from "../mod.ts";
 import { textRenderer } from "../lib/cli/render.ts";
 import { childEnv, MOD, tempDir, Terminal } from "./terminal_support.ts";

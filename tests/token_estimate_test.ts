@@ -12,8 +12,8 @@ import {
   ESTIMATE_COUNTER,
   EXACT_RUN_CHARS,
   loadTokenCounter,
-} from "../lib/tokens.ts";
-import { estimateTokens, textSlices } from "../lib/token_estimate.ts";
+} from "../lib/compaction/tokens.ts";
+import { estimateTokens, textSlices } from "../lib/compaction/token_estimate.ts";
 
 const special = { disallowedSpecial: new Set<string>() };
 const exact = (text: string) => countTokens(text, special);

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { parseRule, runToolCall, type Tool, toolRegistry } from "../mod.ts";
 import { permissionPolicy } from "../lib/permissions/policy.ts";
-import { memoryFs } from "../testing.ts";
+import { memoryFs } from "../lib/testing/mod.ts";
 import { createGlobTool } from "../tools/glob.ts";
 import { rebasePattern, walk, type WalkOptions } from "../tools/walk.ts";
 import { call, tree } from "./tool_support.ts";

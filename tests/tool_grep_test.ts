@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parseRule, runToolCall, type Tool, type ToolOutput, toolRegistry } from "../mod.ts";
 import { permissionPolicy } from "../lib/permissions/policy.ts";
-import { memoryFs, startMockOpenAIServer } from "../testing.ts";
+import { memoryFs, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { createGrepTool, type GrepInput } from "../tools/grep.ts";
 import { matchLines } from "../tools/grep_lines.ts";
 import { compileGrepPattern } from "../tools/regex.ts";

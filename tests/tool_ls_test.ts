@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parseRule, runToolCall, type Tool, type ToolOutput, toolRegistry } from "../mod.ts";
 import { permissionPolicy } from "../lib/permissions/policy.ts";
-import { memoryFs } from "../testing.ts";
+import { memoryFs } from "../lib/testing/mod.ts";
 import { createLsTool, type LsInput } from "../tools/ls.ts";
 import { call as callTool, execute } from "./tool_support.ts";
 

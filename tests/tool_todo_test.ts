@@ -1,7 +1,7 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { type AgentEvent, runAgent, runToolCall, type ToolOutput, toolRegistry } from "../mod.ts";
-import { scriptedModel } from "../testing.ts";
+import { scriptedModel } from "../lib/testing/mod.ts";
 import { createTodoTool, type Todo, type TodoTool } from "../tools/todo.ts";
 
 async function update(tool: TodoTool, todos: unknown): Promise<ToolOutput> {

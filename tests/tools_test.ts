@@ -11,7 +11,7 @@ import {
   toolRegistry,
   type ToolRunOptions,
 } from "../mod.ts";
-import { scriptedModel } from "../testing.ts";
+import { scriptedModel } from "../lib/testing/mod.ts";
 
 const options = (extra: Partial<ToolRunOptions> = {}): ToolRunOptions => ({
   cwd: "/work",

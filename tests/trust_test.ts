@@ -7,7 +7,7 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { startMockOpenAIServer } from "../testing.ts";
+import { startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { childEnv, MOD, runCli, tempDir, Terminal } from "./terminal_support.ts";
 
 const KEY = "sk-trust-test-0123456789";

@@ -11,7 +11,7 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type MockReply, type MockToolCall, startMockOpenAIServer } from "../testing.ts";
+import { type MockReply, type MockToolCall, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { detectSandbox } from "../lib/sandbox/detect.ts";
 import { runCli, tempDir } from "./terminal_support.ts";
 

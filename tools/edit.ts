@@ -32,7 +32,7 @@ const encoder = new TextEncoder();
  *
  * @example
  * ```ts
- * import { memoryFs } from "../testing.ts";
+ * import { memoryFs } from "../lib/testing/mod.ts";
  * import { createEditTool } from "./edit.ts";
  * const fs = memoryFs();
  * fs.put("/work/a.txt", "let x = 1;\r\nlet y = 2;\r\n");

@@ -130,7 +130,7 @@ export const denoFs: ToolFs = {
  *
  * @example
  * ```ts
- * import { memoryFs } from "../testing.ts";
+ * import { memoryFs } from "../lib/testing/mod.ts";
  * import { openFile } from "./fs.ts";
  * const fs = memoryFs();
  * fs.put("/w/a.txt", "hi");

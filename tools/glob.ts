@@ -9,7 +9,7 @@ import { isAbsolute, join, posix } from "node:path";
 import { z } from "zod";
 import { defineTool, type Tool } from "../lib/tool.ts";
 import { denoFs, isNotFound, type ToolFs } from "./fs.ts";
-import { loadPicomatch } from "./glob_match.ts";
+import { loadPicomatch } from "../lib/files/glob_match.ts";
 import { realPathOf } from "./paths.ts";
 import { counted } from "./counted.ts";
 import { displayPrefix, joinDisplay, walk } from "./walk.ts";

@@ -15,7 +15,7 @@ import { z } from "zod";
 import { defineTool, type Tool } from "../lib/tool.ts";
 import { denoFs, isNotFound, type ToolFs } from "./fs.ts";
 import { realPathOf } from "./paths.ts";
-import { loadPicomatch } from "./glob_match.ts";
+import { loadPicomatch } from "../lib/files/glob_match.ts";
 import { counted } from "./counted.ts";
 import { format, matchLines } from "./grep_lines.ts";
 import { compileGrepPattern, type GrepPattern, type TextMatcher } from "./regex.ts";

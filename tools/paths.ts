@@ -11,7 +11,8 @@
  * @module
  */
 
-import { isAbsolute, relative, resolve, sep } from "node:path";
+import { resolve } from "node:path";
+import { isInside } from "../lib/files/inside.ts";
 import type { ToolContext } from "../lib/tool.ts";
 import {
   isNotFound,
@@ -23,23 +24,7 @@ import {
 } from "./fs.ts";
 import { PathChangedError } from "./open_file.ts";
 
-export { realPathOf };
-
-/**
- * Whether `path` is `root` or lies below it. Both must be real absolute paths.
- *
- * @example
- * ```ts
- * import { isInside } from "./paths.ts";
- * if (!isInside("/work/a/b.txt", "/work") || isInside("/workshop", "/work")) {
- *   throw new Error("unexpected");
- * }
- * ```
- */
-export function isInside(path: string, root: string): boolean {
-  const rel = relative(root, path);
-  return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel));
-}
+export { isInside, realPathOf };
 
 /**
  * Resolves `path` for a tool that changes files: its real path, refused with a clear error when
@@ -88,7 +73,7 @@ export interface OpenCheckedOptions extends Pick<ToolOpenOptions, "access" | "cr
  *
  * @example
  * ```ts
- * import { memoryFs } from "../testing.ts";
+ * import { memoryFs } from "../lib/testing/mod.ts";
  * import { openChecked } from "./paths.ts";
  * const fs = memoryFs();
  * fs.put("/w/a.txt", "hi");

@@ -42,7 +42,7 @@ const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
  *
  * @example
  * ```ts
- * import { memoryFs } from "../testing.ts";
+ * import { memoryFs } from "../lib/testing/mod.ts";
  * import { createReadTool } from "./read.ts";
  * const fs = memoryFs();
  * fs.put("/work/a.txt", "one\ntwo\n");

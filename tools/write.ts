@@ -35,7 +35,7 @@ const encoder = new TextEncoder();
  *
  * @example
  * ```ts
- * import { memoryFs } from "../testing.ts";
+ * import { memoryFs } from "../lib/testing/mod.ts";
  * import { createWriteTool } from "./write.ts";
  * const fs = memoryFs();
  * fs.put("/work/.keep", "");

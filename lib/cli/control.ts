@@ -8,7 +8,7 @@
 import type { Hooks } from "../hooks.ts";
 import type { PermissionMode } from "../permissions/policy.ts";
 import { parseRule, type PermissionRule } from "../permissions/rules.ts";
-import type { Settings } from "../settings.ts";
+import type { Settings } from "./settings.ts";
 import type { BashSandbox } from "../../tools/bash.ts";
 import { type CliArgs, UsageError } from "./args.ts";
 import type { CliSandbox } from "./sandbox.ts";

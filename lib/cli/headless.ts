@@ -7,12 +7,12 @@
 import { runLoops } from "../runloop/manager.ts";
 import { runInLoop } from "../runloop/run.ts";
 import type { RunStatus } from "../events.ts";
-import { conversation } from "../interactive/conversation.ts";
+import { conversation } from "../conversation/conversation.ts";
 import { permissionPolicy } from "../permissions/policy.ts";
 import type { CliArgs } from "./args.ts";
 import type { Prepared } from "./prepare.ts";
 import { type CliOutput, textRenderer } from "./render.ts";
-import { describeWithheld } from "./setup.ts";
+import { describeWithheld } from "./workspace.ts";
 import { eventRedactor } from "../service/redacted_events.ts";
 import { againWith } from "./invocation.ts";
 

@@ -7,14 +7,14 @@
 
 import { dirname } from "node:path";
 import denoJson from "../../deno.json" with { type: "json" };
-import { describeCapabilities, type SessionMode } from "../capabilities.ts";
-import { DEFAULT_MAX_TURNS } from "../loop.ts";
+import { describeCapabilities, type SessionMode } from "./capabilities.ts";
+import { DEFAULT_MAX_TURNS } from "../loop/loop.ts";
 import { PROVIDER_NAMES } from "../providers/resolve.ts";
 import { defaultSessionsDir } from "../session/mod.ts";
-import { loadSettings, userSettingsPath } from "../settings.ts";
+import { loadSettings, userSettingsPath } from "./settings.ts";
 import type { CliArgs } from "./args.ts";
 import { DEFAULT_MODEL } from "./prepare.ts";
-import { describeWithheld, setupRun } from "./setup.ts";
+import { describeWithheld, setupRun } from "./workspace.ts";
 
 /**
  * The help text, with this user's paths and providers and what Deno grants in the working

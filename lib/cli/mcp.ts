@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { SessionMode } from "../capabilities.ts";
+import type { SessionMode } from "./capabilities.ts";
 import {
   connectMcpServers,
   type LoadedMcpConfig,

@@ -8,7 +8,7 @@
 import { basename, join } from "node:path";
 import { MemoryError, type MemoryStore, openMemory, openMemoryInWorker } from "../memory/mod.ts";
 import { ensurePrivateDir, projectSessionsDir, type Redactor } from "../session/mod.ts";
-import type { Settings } from "../settings.ts";
+import type { Settings } from "./settings.ts";
 
 /** The memory settings. */
 export interface MemorySettings {

@@ -22,7 +22,7 @@ import {
   type SessionStore,
   sessionsWritable,
 } from "../session/mod.ts";
-import { loadSettings, type Settings, userSettingsPath, withProjectGrants } from "../settings.ts";
+import { loadSettings, type Settings, userSettingsPath, withProjectGrants } from "./settings.ts";
 import type { ProjectReport } from "../events.ts";
 import { readProjectFiles } from "./project.ts";
 import {
@@ -35,7 +35,7 @@ import {
   untrustedNotice,
 } from "./trust.ts";
 import { type CliArgs, UsageError } from "./args.ts";
-import { type RunSetup, setupRun, systemPromptFor, workspaceRoots } from "./setup.ts";
+import { type RunSetup, setupRun, systemPromptFor, workspaceRoots } from "./workspace.ts";
 import { type CliSandbox, resolveCliSandbox } from "./sandbox.ts";
 import type { SandboxReport } from "../sandbox/policy.ts";
 import { rulesOf, runHooks } from "./control.ts";

@@ -10,7 +10,7 @@
  */
 
 import { dirname, join } from "node:path";
-import { readOwnFileSync, repositoryRoot } from "../own_files.ts";
+import { readOwnFileSync, repositoryRoot } from "../files/own_files.ts";
 
 /** A project file as read: its path and its text, read once. */
 export interface ProjectFile {

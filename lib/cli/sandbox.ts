@@ -12,7 +12,7 @@ import { detectSandbox } from "../sandbox/detect.ts";
 import { resolveSandbox, type SandboxReport } from "../sandbox/policy.ts";
 import type { BashSandbox } from "../../tools/bash.ts";
 import type { McpSandboxOptions } from "../mcp/client.ts";
-import { userSettingsPath } from "../settings.ts";
+import { userSettingsPath } from "./settings.ts";
 
 /** Whether shell commands run in the sandbox: when it is available, always, or never. */
 export type SandboxMode = "auto" | "required" | "off";

@@ -14,7 +14,7 @@ import {
   secretRedactor,
   secretsFromEnv,
 } from "../session/mod.ts";
-import type { Settings } from "../settings.ts";
+import type { Settings } from "./settings.ts";
 import type { MemorySettings } from "./memory.ts";
 
 /** Header names whose values are credentials. */

@@ -18,7 +18,7 @@ import type { CliArgs } from "./args.ts";
 import type { HeadlessIo } from "./headless.ts";
 import type { Prepared } from "./prepare.ts";
 import { dropServeToken, keepServeToken, serveTokenPath } from "./serve_token.ts";
-import { describeWithheld } from "./setup.ts";
+import { describeWithheld } from "./workspace.ts";
 
 /** The port `agent serve` listens on by default. */
 export const DEFAULT_PORT = 8787;

@@ -14,7 +14,7 @@ import type { Model, ModelEvent, ModelRequest } from "../model.ts";
  * @example
  * ```ts
  * import { verboseModel } from "./verbose.ts";
- * import { scriptedModel } from "../scripted_model.ts";
+ * import { scriptedModel } from "../testing/scripted_model.ts";
  * const lines: string[] = [];
  * const model = verboseModel(scriptedModel([{ text: "hi" }]), (line) => lines.push(line));
  * for await (const _ of model.stream({ messages: [], tools: [] })) { /* drain *\/ }

@@ -8,7 +8,7 @@
 
 import { sleep } from "../async.ts";
 import type { AgentEvent } from "../events.ts";
-import { runAgent } from "../loop.ts";
+import { runAgent } from "../loop/loop.ts";
 import type { Message } from "../messages.ts";
 import { callModel } from "../model_call.ts";
 import type { Model } from "../model.ts";
@@ -121,7 +121,7 @@ async function _llm(
  * @example
  * ```ts
  * import { judgeCondition } from "./nodes.ts";
- * import { scriptedModel } from "../scripted_model.ts";
+ * import { scriptedModel } from "../testing/scripted_model.ts";
  * const model = scriptedModel([{ text: '{"answer": "yes", "reason": "the tests pass"}' }]);
  * const state = { history: [], messages: [{ role: "user" as const, content: "All 12 tests pass." }], data: {} };
  * const verdict = await judgeCondition(model, "the tests pass", state, new AbortController().signal);

@@ -16,7 +16,7 @@ import {
   _REQUEST_TIMEOUT,
   _seconds,
   type _Session,
-} from "./session.ts";
+} from "./connection.ts";
 
 /** What a server needs besides its configuration. */
 export interface _ServerOptions {

@@ -43,7 +43,7 @@ export type {
   MemoryStore,
   RetrieveOptions,
 } from "./memory.ts";
-export { openMemory } from "./store.ts";
+export { openMemory } from "./sqlite.ts";
 export { openMemoryInWorker } from "./worker.ts";
 export { MemoryError, type MemoryErrorReason } from "./errors.ts";
 export { type Embedder, type EmbeddingsOptions, openaiEmbedder } from "./embeddings.ts";

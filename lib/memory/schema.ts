@@ -19,7 +19,7 @@
  */
 
 import { DatabaseSync } from "node:sqlite";
-import { ensurePrivateFile } from "../session/private_files.ts";
+import { ensurePrivateFile } from "../files/private_files.ts";
 import { MemoryError } from "./errors.ts";
 import { SCRUBBED_MARK } from "./scrub.ts";
 

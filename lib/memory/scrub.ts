@@ -10,7 +10,7 @@
  */
 
 import type { DatabaseSync } from "node:sqlite";
-import { redactJsonLine } from "../session/redact.ts";
+import { redactJsonLine } from "../secrets/redact.ts";
 
 /** The `user_version` of a memory database whose text has been scrubbed of secrets. */
 export const SCRUBBED_MARK = 1;
@@ -31,7 +31,7 @@ export interface ScrubResult {
  * ```ts
  * import { openMemoryDatabase } from "./schema.ts";
  * import { scrubMemory } from "./scrub.ts";
- * import { secretRedactor } from "../session/redact.ts";
+ * import { secretRedactor } from "../secrets/redact.ts";
  * const db = openMemoryDatabase(":memory:");
  * db.exec(`PRAGMA user_version = 0;
  *   INSERT INTO run_loops VALUES ('r1', 'completed', '', '', 1, '{"goal":"key corp-secret-1"}');

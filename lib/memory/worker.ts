@@ -63,7 +63,7 @@ export async function openMemoryInWorker(options: MemoryOptions): Promise<Memory
   if (options.embeddings?.fetch) {
     throw new TypeError("A custom fetch cannot cross to a worker thread: use openMemory()");
   }
-  const worker = new Worker(new URL("./memory_worker.ts", import.meta.url), {
+  const worker = new Worker(new URL("./worker_thread.ts", import.meta.url), {
     workerData: options,
   });
   worker.unref();

@@ -6,7 +6,7 @@
  */
 
 import { isAbsolute, posix, resolve, sep } from "node:path";
-import { loadPicomatch } from "../../tools/glob_match.ts";
+import { loadPicomatch } from "../files/glob_match.ts";
 
 /**
  * A matcher for text where `*` matches any characters (newlines too) and the rest is literal;

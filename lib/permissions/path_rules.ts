@@ -9,7 +9,7 @@
  */
 
 import { basename, dirname, isAbsolute, join, posix, resolve, sep } from "node:path";
-import { loadPicomatch } from "../../tools/glob_match.ts";
+import { loadPicomatch } from "../files/glob_match.ts";
 
 /** Tells whether an absolute path matches a rule (with `directory`, its form ending in `/` too). */
 export type PathMatcher = (path: string, directory?: boolean) => boolean;

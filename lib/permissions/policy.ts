@@ -8,7 +8,7 @@
 
 import type { PermissionCallback, PermissionDecision, PermissionRequest } from "../hooks.ts";
 import { basename, dirname, join, resolve } from "node:path";
-import { isInside } from "../../tools/paths.ts";
+import { isInside } from "../files/inside.ts";
 import { evaluateRules, parseRule, type PermissionRule } from "./rules.ts";
 import { parseCommandLine } from "./shell.ts";
 import { toolChecks } from "./tool_checks.ts";

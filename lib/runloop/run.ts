@@ -7,8 +7,8 @@
  */
 
 import type { AgentEvent, RunResult } from "../events.ts";
-import { runAgent } from "../loop.ts";
-import type { RunAgentOptions } from "../loop_options.ts";
+import { runAgent } from "../loop/loop.ts";
+import type { RunAgentOptions } from "../loop/options.ts";
 import type { MemoryStore } from "../memory/memory.ts";
 import type { Message } from "../messages.ts";
 import { addUsage, emptyUsage, type Usage } from "../usage.ts";
@@ -57,7 +57,7 @@ export interface RunInLoopResult extends RunResult {
  * ```ts
  * import { runInLoop } from "./run.ts";
  * import { runLoops } from "./manager.ts";
- * import { scriptedModel } from "../scripted_model.ts";
+ * import { scriptedModel } from "../testing/scripted_model.ts";
  * const loops = runLoops();
  * const run = runInLoop({ model: scriptedModel([{ text: "Done." }]), message: "Tidy up", loops });
  * let step = await run.next();

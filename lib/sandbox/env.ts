@@ -5,7 +5,7 @@
  * @module
  */
 
-import { isSecretEnvName, looksSecret, SECRET_ENV_NAMES } from "../session/redact.ts";
+import { isSecretEnvName, looksSecret, SECRET_ENV_NAMES } from "../secrets/redact.ts";
 
 /**
  * Names stripped whatever their form: the one list of secret names that redaction uses too

@@ -5,7 +5,10 @@
  * @module
  */
 
+import type { SandboxReport } from "../events.ts";
 import type { SandboxAvailability } from "./detect.ts";
+
+export type { SandboxReport };
 
 /** What the user asks of the sandbox. */
 export interface SandboxPolicy {
@@ -29,27 +32,6 @@ export interface SandboxDecision {
   /** Set when commands must not run at all (`required` without a sandbox): the reason. */
   refuse?: string;
 }
-
-/** The sandbox a run's commands are under, as the `start` event reports it. */
-export type SandboxReport =
-  | {
-    /** Commands run inside bubblewrap. */
-    kind: "bubblewrap";
-    /** The mode asked for. */
-    mode: "auto" | "required";
-    /** Whether commands keep the network. */
-    net: boolean;
-    /** What commands may write besides a private `/tmp`. */
-    writable: string[];
-  }
-  | {
-    /** Commands run without a sandbox, or (`required`) do not run at all. */
-    kind: "none";
-    /** The mode asked for. */
-    mode: "auto" | "required" | "off";
-    /** Why there is no sandbox. */
-    reason: string;
-  };
 
 /** How to get bubblewrap, for the messages. */
 const _INSTALL = "install bubblewrap (apt-get install bubblewrap)";

@@ -13,7 +13,7 @@ import type { ServiceRun } from "./run.ts";
 import { runLoopMessageSchema, type RunRequestBody, runRequestSchema } from "./schemas.ts";
 import { type AgentService, type Delivery, type RunRequest, ServiceError } from "./service.ts";
 import { sseResponse } from "./sse.ts";
-import { redactValue } from "../session/redact.ts";
+import { redactValue } from "../secrets/redact.ts";
 
 /** One endpoint of the service. */
 export interface Endpoint {
@@ -42,7 +42,7 @@ export interface EndpointOptions {
  * ```ts
  * import { serviceEndpoints } from "./endpoints.ts";
  * import { createAgentService } from "./service.ts";
- * import { scriptedModel } from "../scripted_model.ts";
+ * import { scriptedModel } from "../testing/scripted_model.ts";
  * const service = createAgentService({ model: scriptedModel([]) });
  * const endpoints = serviceEndpoints(service, { basePath: "", maxBodyBytes: 1024 });
  * const runs = endpoints.filter((e) => e.path.join("/") === "v1/runs").map((e) => e.method);

@@ -57,7 +57,7 @@ export interface AgentHandler {
  * ```ts
  * import { createAgentHandler } from "./handler.ts";
  * import { newServiceToken } from "./auth.ts";
- * import { scriptedModel } from "../scripted_model.ts";
+ * import { scriptedModel } from "../testing/scripted_model.ts";
  * const token = newServiceToken();
  * const handler = createAgentHandler({ model: scriptedModel([{ text: "Hello!" }]), token });
  * const response = await handler(

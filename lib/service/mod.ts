@@ -5,7 +5,7 @@
  * @example
  * ```ts
  * import { createAgentHandler, newServiceToken } from "./mod.ts";
- * import { scriptedModel } from "../scripted_model.ts";
+ * import { scriptedModel } from "../testing/scripted_model.ts";
  * const token = newServiceToken();
  * const handler = createAgentHandler({ model: scriptedModel([{ text: "Up." }]), token });
  * const health = await handler(new Request("http://localhost/v1/health"));

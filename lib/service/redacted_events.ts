@@ -10,7 +10,7 @@
  */
 
 import type { AgentEvent } from "../events.ts";
-import { redactValue } from "../session/redact.ts";
+import { redactValue } from "../secrets/redact.ts";
 
 /** Redacts the events of one run, in order. */
 export interface EventRedactor {
@@ -44,7 +44,7 @@ const _URL_TAIL = /:\/\/[^\s/:@"\\]{0,256}(?::[^\s/@"\\]{0,256})?$/;
  * @example
  * ```ts
  * import { eventRedactor } from "./redacted_events.ts";
- * import { secretRedactor } from "../session/redact.ts";
+ * import { secretRedactor } from "../secrets/redact.ts";
  * const events = eventRedactor(secretRedactor(["corp-secret-1"]));
  * const sent = [
  *   ...events.push({ type: "text_delta", text: "The key is corp-sec" }),

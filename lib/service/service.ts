@@ -7,8 +7,8 @@
  */
 
 import type { AgentEvent, RunStatus } from "../events.ts";
-import { type Conversation, conversation } from "../interactive/conversation.ts";
-import type { RunAgentOptions } from "../loop_options.ts";
+import { type Conversation, conversation } from "../conversation/conversation.ts";
+import type { RunAgentOptions } from "../loop/options.ts";
 import type { MemoryStore, RetrievedSegment } from "../memory/mod.ts";
 import type { RunLoop } from "../memory/types.ts";
 import type { Model } from "../model.ts";
@@ -137,7 +137,7 @@ export interface AgentService {
  * @example
  * ```ts
  * import { createAgentService } from "./service.ts";
- * import { scriptedModel } from "../scripted_model.ts";
+ * import { scriptedModel } from "../testing/scripted_model.ts";
  * const service = createAgentService({ model: scriptedModel([{ text: "Hi!" }]) });
  * const run = await service.start({ message: "Hello" });
  * const info = await run.done;

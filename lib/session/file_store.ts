@@ -12,7 +12,7 @@
 import { basename, dirname, join, resolve } from "node:path";
 import { infoFromTail, parseHeaderLine, parseSessionText, titleFromHead } from "./jsonl.ts";
 import { fileSessionWriter } from "./file_writer.ts";
-import { ensurePrivateDir, ensurePrivateFile } from "./private_files.ts";
+import { ensurePrivateDir, ensurePrivateFile } from "../files/private_files.ts";
 import { lockSessionFile } from "./writer_lock.ts";
 import {
   compareSessions,

@@ -6,7 +6,7 @@
  */
 
 import { encodeEntry, encodeHeader } from "./jsonl.ts";
-import { redactJsonLine } from "./redact.ts";
+import { redactJsonLine } from "../secrets/redact.ts";
 import { checkSessionEntry, type SessionHeader, type SessionWriter } from "./store.ts";
 
 /** Options of {@link fileSessionWriter}. */

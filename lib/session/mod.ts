@@ -63,5 +63,5 @@ export {
   SECRET_ENV_NAMES,
   secretRedactor,
   secretsFromEnv,
-} from "./redact.ts";
-export { checkPrivateDir, ensurePrivateDir, ensurePrivateFile } from "./private_files.ts";
+} from "../secrets/redact.ts";
+export { checkPrivateDir, ensurePrivateDir, ensurePrivateFile } from "../files/private_files.ts";

@@ -10,9 +10,9 @@
  */
 
 import { resolve } from "node:path";
-import type { CompactionState } from "../context.ts";
+import type { CompactionState } from "../compaction_state.ts";
 import { AgentError } from "../errors.ts";
-import { NUDGE_MESSAGE } from "../loop_options.ts";
+import { NUDGE_MESSAGE } from "../messages.ts";
 import type { Message } from "../messages.ts";
 
 /** The version of the session format this library writes and reads. */

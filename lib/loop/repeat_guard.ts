@@ -11,8 +11,8 @@ import {
   DEFAULT_REPEAT_STOP_AT,
   DEFAULT_REPEAT_WARN_AT,
   type RepeatGuardOptions,
-} from "./loop_options.ts";
-import type { ToolCallPart } from "./messages.ts";
+} from "./options.ts";
+import type { ToolCallPart } from "../messages.ts";
 
 /** What the doom-loop guard says about a call that ran. */
 export interface RepeatVerdict {
@@ -51,7 +51,7 @@ export interface RepeatGuard {
  *
  * @example
  * ```ts
- * import { repeatGuard } from "./guards.ts";
+ * import { repeatGuard } from "./repeat_guard.ts";
  * const guard = repeatGuard();
  * const call = { type: "tool_call" as const, id: "1", name: "ls", input: { path: "." } };
  * const same = [1, 2, 3, 4].map(() => guard.observe(call, { output: "a.ts", isError: false }));
@@ -97,7 +97,7 @@ function _threshold(name: string, value: number): number {
  *
  * @example
  * ```ts
- * import { canonicalJson } from "./guards.ts";
+ * import { canonicalJson } from "./repeat_guard.ts";
  * if (canonicalJson({ b: 1, a: [2] }) !== '{"a":[2],"b":1}') throw new Error("unexpected");
  * ```
  */
@@ -133,7 +133,7 @@ const ANNOUNCE =
  *
  * @example
  * ```ts
- * import { announcesAction } from "./guards.ts";
+ * import { announcesAction } from "./repeat_guard.ts";
  * if (!announcesAction("I found the bug. Let me fix it now.")) throw new Error("unexpected");
  * if (announcesAction("The bug is fixed.")) throw new Error("unexpected");
  * ```

@@ -5,23 +5,20 @@
  * @module
  */
 
-import type { SandboxReport } from "./sandbox/policy.ts";
-import type { ProjectReport } from "./events.ts";
-import type { CompactionOptions } from "./compaction.ts";
-import type { CompactionState } from "./context.ts";
-import type { Hooks, PermissionCallback } from "./hooks.ts";
-import type { Message } from "./messages.ts";
-import type { Model } from "./model.ts";
-import type { RetryOptions } from "./retry.ts";
-import type { Tool } from "./tool.ts";
+import type { ProjectReport, SandboxReport } from "../events.ts";
+import type { CompactionOptions } from "../compaction/compact.ts";
+import type { CompactionState } from "../compaction_state.ts";
+import type { Hooks, PermissionCallback } from "../hooks.ts";
+import { type Message, NUDGE_MESSAGE } from "../messages.ts";
+
+import type { Model } from "../model.ts";
+import type { RetryOptions } from "../retry.ts";
+import type { Tool } from "../tool.ts";
+
+export { NUDGE_MESSAGE };
 
 /** The default of {@link RunAgentOptions.maxTurns}. */
 export const DEFAULT_MAX_TURNS = 50;
-
-/** The default words of the incomplete-intent nudge. */
-export const NUDGE_MESSAGE: string =
-  "You announced an action but did not call a tool, so nothing happened. If there is more to " +
-  "do, call the tool now. If you are done, give your final answer.";
 
 /** The default of {@link RepeatGuardOptions.warnAt}. */
 export const DEFAULT_REPEAT_WARN_AT = 3;

@@ -6,9 +6,9 @@
  */
 
 import stringWidth from "string-width";
-import { isProgramNote } from "../session/store.ts";
-import type { Message } from "../messages.ts";
-import { terminalText } from "../cli/terminal_text.ts";
+import { isProgramNote } from "../../session/store.ts";
+import type { Message } from "../../messages.ts";
+import { terminalText } from "../terminal_text.ts";
 
 /** Options of {@link recap}. */
 export interface RecapOptions {

@@ -5,7 +5,7 @@
  */
 
 import { dirname } from "node:path";
-import { ensurePrivateDir, ensurePrivateFile, secretRedactor } from "../session/mod.ts";
+import { ensurePrivateDir, ensurePrivateFile, secretRedactor } from "../../session/mod.ts";
 
 const MAX_LINES = 500;
 

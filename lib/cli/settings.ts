@@ -11,12 +11,12 @@
 
 import { join } from "node:path";
 import { z } from "zod";
-import { ConfigError } from "./errors.ts";
-import type { ShellHook, ShellHooksConfig } from "./cli/shell_hooks.ts";
-import type { MemorySettings } from "./cli/memory.ts";
-import type { SandboxMode, SandboxSettings } from "./cli/sandbox.ts";
-import type { ModelOverride, ProviderConfig } from "./providers/resolve.ts";
-import { type ProjectFile, readProjectFiles } from "./cli/project.ts";
+import { ConfigError } from "../errors.ts";
+import type { ShellHook, ShellHooksConfig } from "./shell_hooks.ts";
+import type { MemorySettings } from "./memory.ts";
+import type { SandboxMode, SandboxSettings } from "./sandbox.ts";
+import type { ModelOverride, ProviderConfig } from "../providers/resolve.ts";
+import { type ProjectFile, readProjectFiles } from "./project.ts";
 
 const pricing = z.object({
   input: z.number().nonnegative(),

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { CAPABILITIES, type Capability, type Tool } from "./tool.ts";
+import { CAPABILITIES, type Capability, type Tool } from "../tool.ts";
 
 /** What Deno says about a permission: granted, would ask, or refused. */
 export type PermissionState = "granted" | "prompt" | "denied";

@@ -6,9 +6,9 @@
  */
 
 import { isAbsolute, resolve } from "node:path";
-import type { PermissionRequest } from "../hooks.ts";
-import { alwaysRules, type PermissionAnswer } from "../permissions/policy.ts";
-import { terminalText } from "../cli/terminal_text.ts";
+import type { PermissionRequest } from "../../hooks.ts";
+import { alwaysRules, type PermissionAnswer } from "../../permissions/policy.ts";
+import { terminalText } from "../terminal_text.ts";
 
 const ANSWERS: Readonly<Record<string, PermissionAnswer>> = {
   y: "yes",

@@ -5,9 +5,9 @@
  * @module
  */
 
-import type { CompactConversationResult } from "./compaction.ts";
-import { summarize } from "./compaction_summary.ts";
-import type { CompactionState } from "./context.ts";
+import type { CompactConversationResult } from "./compact.ts";
+import { summarize } from "./summary.ts";
+import type { CompactionState } from "../compaction_state.ts";
 import {
   type CompactionLimits,
   compactionLimits,
@@ -15,13 +15,13 @@ import {
   ContextLedger,
   type ReportedSize,
   type SentView,
-} from "./context_ledger.ts";
-import { ContextLengthError, describeError } from "./errors.ts";
-import type { AgentEvent } from "./events.ts";
-import type { Message } from "./messages.ts";
-import type { Model, ToolDefinition } from "./model.ts";
-import type { RetryOptions } from "./retry.ts";
-import { addUsage, emptyUsage, type Usage } from "./usage.ts";
+} from "./ledger.ts";
+import { ContextLengthError, describeError } from "../errors.ts";
+import type { AgentEvent } from "../events.ts";
+import type { Message } from "../messages.ts";
+import type { Model, ToolDefinition } from "../model.ts";
+import type { RetryOptions } from "../retry.ts";
+import { addUsage, emptyUsage, type Usage } from "../usage.ts";
 
 /** Why a compaction happened: the request grew too large, the user asked, the provider refused. */
 export type CompactionReason = "auto" | "manual" | "overflow";
@@ -85,7 +85,7 @@ export interface CompactorOptions {
  * @example
  * ```ts
  * import { createCompactor } from "./compactor.ts";
- * import { scriptedModel } from "./scripted_model.ts";
+ * import { scriptedModel } from "../testing/scripted_model.ts";
  * const compactor = createCompactor({ model: scriptedModel([]) });
  * const history = [{ role: "user" as const, content: "Hi" }];
  * const prepare = compactor.prepare(history, new AbortController().signal);

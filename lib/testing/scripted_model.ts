@@ -4,10 +4,10 @@
  * @module
  */
 
-import { sleep } from "./async.ts";
-import type { ToolCallPart } from "./messages.ts";
-import type { FinishReason, Model, ModelEvent, ModelRequest } from "./model.ts";
-import type { Usage } from "./usage.ts";
+import { sleep } from "../async.ts";
+import type { ToolCallPart } from "../messages.ts";
+import type { FinishReason, Model, ModelEvent, ModelRequest } from "../model.ts";
+import type { Usage } from "../usage.ts";
 
 /** A tool call the scripted model makes. */
 export interface ScriptedToolCall {
@@ -74,7 +74,7 @@ export interface ScriptedModel extends Model {
  * @example
  * ```ts
  * import { scriptedModel } from "./scripted_model.ts";
- * import { runAgent } from "./loop.ts";
+ * import { runAgent } from "../loop/loop.ts";
  * const model = scriptedModel([
  *   { text: ["Hel", "lo"] },
  * ]);

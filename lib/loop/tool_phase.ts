@@ -5,13 +5,13 @@
  * @module
  */
 
-import type { AgentEvent } from "./events.ts";
-import type { RepeatGuard } from "./guards.ts";
-import type { Hooks } from "./hooks.ts";
-import type { RunAgentOptions } from "./loop_options.ts";
-import type { ToolCallPart } from "./messages.ts";
-import type { Tool } from "./tool.ts";
-import { runToolCalls, type ToolRunOptions, type ToolRunResult } from "./tool_runner.ts";
+import type { AgentEvent } from "../events.ts";
+import type { RepeatGuard } from "./repeat_guard.ts";
+import type { Hooks } from "../hooks.ts";
+import type { RunAgentOptions } from "./options.ts";
+import type { ToolCallPart } from "../messages.ts";
+import type { Tool } from "../tool.ts";
+import { runToolCalls, type ToolRunOptions, type ToolRunResult } from "../tool_runner.ts";
 
 /** What the tool phase needs. */
 export interface TurnToolsOptions {
@@ -42,8 +42,8 @@ export interface TurnToolsResult {
  *
  * @example
  * ```ts
- * import { repeatGuard } from "./guards.ts";
- * import { runTurnTools } from "./loop_tools.ts";
+ * import { repeatGuard } from "./repeat_guard.ts";
+ * import { runTurnTools } from "./tool_phase.ts";
  * const calls = [{ type: "tool_call" as const, id: "1", name: "nope", input: {} }];
  * const phase = runTurnTools(calls, {
  *   guard: repeatGuard(),
@@ -90,7 +90,7 @@ export async function* runTurnTools(
  *
  * @example
  * ```ts
- * import { toolGuard } from "./loop_tools.ts";
+ * import { toolGuard } from "./tool_phase.ts";
  * if (toolGuard({}, ".", new AbortController().signal, () => 1) !== undefined) {
  *   throw new Error("no guard without a callback or a hook");
  * }
@@ -126,7 +126,7 @@ export function toolGuard(
  *
  * @example
  * ```ts
- * import { resultEvent } from "./loop_tools.ts";
+ * import { resultEvent } from "./tool_phase.ts";
  * const call = { type: "tool_call" as const, id: "1", name: "ls", input: {} };
  * const event = resultEvent({ call, output: "a", isError: false, durationMs: 1 });
  * if (event.type !== "tool_result" || event.name !== "ls") throw new Error("unexpected");

@@ -5,12 +5,12 @@
  * @module
  */
 
-import type { CompactionState } from "./context.ts";
-import type { AgentEvent, RunResult } from "./events.ts";
+import type { CompactionState } from "../compaction_state.ts";
+import type { AgentEvent, RunResult } from "../events.ts";
 import { runAgent, type RunAgentOptions } from "./loop.ts";
-import type { Message } from "./messages.ts";
-import type { Model } from "./model.ts";
-import { resolveModel } from "./providers/resolve.ts";
+import type { Message } from "../messages.ts";
+import type { Model } from "../model.ts";
+import { resolveModel } from "../providers/resolve.ts";
 
 /** Options of an {@link Agent}: the loop's options, with the model given by name if wished. */
 export interface AgentOptions
@@ -48,7 +48,7 @@ export interface RunOptions {
  * @example
  * ```ts
  * import { Agent } from "./agent.ts";
- * import { scriptedModel } from "./scripted_model.ts";
+ * import { scriptedModel } from "../testing/scripted_model.ts";
  * const agent = new Agent({ model: scriptedModel([{ text: "4" }, { text: "8" }]) });
  * const first = await agent.run("2 + 2?");
  * // Pass the history (and the summary in force, if the run compacted it) back in to go on.

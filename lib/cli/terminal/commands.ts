@@ -5,12 +5,12 @@
  */
 
 import type { WithheldTool } from "../capabilities.ts";
-import { describeWithheld } from "../cli/setup.ts";
-import { formatUsd } from "../cli/render.ts";
-import { terminalText } from "../cli/terminal_text.ts";
-import { PERMISSION_MODES, type PermissionMode } from "../permissions/policy.ts";
-import type { SessionStore } from "../session/mod.ts";
-import type { Conversation } from "./conversation.ts";
+import { describeWithheld } from "../workspace.ts";
+import { formatUsd } from "../render.ts";
+import { terminalText } from "../terminal_text.ts";
+import { PERMISSION_MODES, type PermissionMode } from "../../permissions/policy.ts";
+import type { SessionStore } from "../../session/mod.ts";
+import type { Conversation } from "../../conversation/conversation.ts";
 
 /** What the commands act on. */
 export interface CommandContext {

@@ -9,7 +9,7 @@
  */
 
 import { dirname } from "node:path";
-import { unsafeDirectory, userId } from "../own_files.ts";
+import { unsafeDirectory, userId } from "./own_files.ts";
 
 /**
  * Creates a folder (and its missing parents) private to the user (0700), or takes from an

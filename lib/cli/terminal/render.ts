@@ -7,9 +7,9 @@
  * @module
  */
 
-import type { AgentEvent } from "../events.ts";
-import { formatUsd, retryLine } from "../cli/render.ts";
-import { terminalText } from "../cli/terminal_text.ts";
+import type { AgentEvent } from "../../events.ts";
+import { formatUsd, retryLine } from "../render.ts";
+import { terminalText } from "../terminal_text.ts";
 import { markdownStream } from "./markdown.ts";
 import { spinner } from "./spinner.ts";
 

@@ -10,8 +10,8 @@
  * @module
  */
 
-import type { Message } from "./messages.ts";
-import type { ToolDefinition } from "./model.ts";
+import type { Message } from "../messages.ts";
+import type { ToolDefinition } from "../model.ts";
 import { estimateTokens, SLICE_CHARS, textSlices } from "./token_estimate.ts";
 
 /** Counts the tokens of texts. */

@@ -13,7 +13,7 @@ import { ftsSearcher } from "./fts_search.ts";
 import { openMemoryDatabase } from "./schema.ts";
 import { scrubMemory } from "./scrub.ts";
 import { segmentRunLoop } from "./segments.ts";
-import { redactValue, secretRedactor } from "../session/redact.ts";
+import { redactValue, secretRedactor } from "../secrets/redact.ts";
 import type { ArchiveResult, MemoryOptions, MemoryStore } from "./memory.ts";
 import type { RunLoop, Segment, SegmentType } from "./types.ts";
 import { SEGMENT_TYPES, type SegmentRow, type VectorStore, vectorStore } from "./vector_store.ts";
@@ -31,7 +31,7 @@ const _BACKLOG = 256;
  *
  * @example
  * ```ts
- * import { openMemory } from "./store.ts";
+ * import { openMemory } from "./sqlite.ts";
  * const memory = await openMemory({ path: ":memory:" });
  * await memory.archive({
  *   id: "r1", goal: "Fix the flaky test", status: "completed", createdAt: "2025-01-01T00:00:00Z",

@@ -22,7 +22,7 @@ export {
   type ScriptedStep,
   type ScriptedToolCall,
   type ScriptedTurn,
-} from "./lib/scripted_model.ts";
+} from "./scripted_model.ts";
 export {
   type MockHabits,
   type MockReply,
@@ -31,7 +31,7 @@ export {
   type MockServerOptions,
   type MockToolCall,
   startMockOpenAIServer,
-} from "./lib/testing/mock_openai_server.ts";
+} from "./mock_openai_server.ts";
 export {
   type MockAnthropicReply,
   type MockAnthropicServer,
@@ -40,12 +40,12 @@ export {
   type MockAnthropicToolCall,
   type MockAnthropicUsage,
   startMockAnthropicServer,
-} from "./lib/testing/mock_anthropic_server.ts";
-export { type MemoryFs, memoryFs } from "./lib/testing/memory_fs.ts";
+} from "./mock_anthropic_server.ts";
+export { type MemoryFs, memoryFs } from "./memory_fs.ts";
 export {
   hashedEmbedding,
   type MockEmbeddingsRequest,
   type MockEmbeddingsServer,
   type MockEmbeddingsServerOptions,
   startMockEmbeddingsServer,
-} from "./lib/testing/mock_embeddings_server.ts";
+} from "./mock_embeddings_server.ts";

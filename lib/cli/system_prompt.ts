@@ -9,7 +9,7 @@
 
 import { dirname, join, relative } from "node:path";
 import type { CapabilityStates } from "./capabilities.ts";
-import { readOwnFileSync, repositoryRoot } from "./own_files.ts";
+import { readOwnFileSync, repositoryRoot } from "../files/own_files.ts";
 
 /** What the default system prompt describes. */
 export interface PromptEnvironment {

@@ -7,9 +7,9 @@
  * @module
  */
 
-import { describeError, ModelBehaviorError } from "./errors.ts";
-import type { AgentEvent, RunResult } from "./events.ts";
-import { announcesAction, repeatGuard } from "./guards.ts";
+import { describeError, ModelBehaviorError } from "../errors.ts";
+import type { AgentEvent, RunResult } from "../events.ts";
+import { announcesAction, repeatGuard } from "./repeat_guard.ts";
 import {
   type AssistantMessage,
   type Message,
@@ -17,16 +17,16 @@ import {
   toolCallsOf,
   type ToolMessage,
   userMessage,
-} from "./messages.ts";
-import { callModelInContext, createCompactor } from "./compaction.ts";
-import { DEFAULT_MAX_TURNS, NUDGE_MESSAGE, type RunAgentOptions } from "./loop_options.ts";
-import type { Pricing } from "./model.ts";
-import { toolDefinitions, toolRegistry } from "./tool.ts";
-import type { ToolRunResult } from "./tool_runner.ts";
-import { hookedModel } from "./hooks.ts";
-import { runTurnTools, toolGuard } from "./loop_tools.ts";
-import { addUsage, emptyUsage, type Usage } from "./usage.ts";
-import { costOf } from "./cost.ts";
+} from "../messages.ts";
+import { callModelInContext, createCompactor } from "../compaction/compact.ts";
+import { DEFAULT_MAX_TURNS, NUDGE_MESSAGE, type RunAgentOptions } from "./options.ts";
+import type { Pricing } from "../model.ts";
+import { toolDefinitions, toolRegistry } from "../tool.ts";
+import type { ToolRunResult } from "../tool_runner.ts";
+import { hookedModel } from "../hooks.ts";
+import { runTurnTools, toolGuard } from "./tool_phase.ts";
+import { addUsage, emptyUsage, type Usage } from "../usage.ts";
+import { costOf } from "../cost.ts";
 
 export {
   DEFAULT_MAX_TURNS,
@@ -37,7 +37,7 @@ export {
   type NudgeOptions,
   type RepeatGuardOptions,
   type RunAgentOptions,
-} from "./loop_options.ts";
+} from "./options.ts";
 
 /**
  * Runs the agent loop, streaming every step as an event and returning the result. Failures
@@ -47,7 +47,7 @@ export {
  * @example
  * ```ts
  * import { runAgent } from "./loop.ts";
- * import { scriptedModel } from "./scripted_model.ts";
+ * import { scriptedModel } from "../testing/scripted_model.ts";
  * const run = runAgent({ model: scriptedModel([{ text: "Hello!" }]), input: "Hi" });
  * let step = await run.next();
  * while (!step.done) step = await run.next();

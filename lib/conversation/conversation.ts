@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { CompactionState } from "../context.ts";
+import type { CompactionState } from "../compaction_state.ts";
 import type { AgentEvent, RunResult } from "../events.ts";
 import type { Message } from "../messages.ts";
 import type { LoadedSession, ResumedSession, SessionStore, SessionWriter } from "../session/mod.ts";

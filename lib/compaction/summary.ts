@@ -5,13 +5,13 @@
  * @module
  */
 
-import { ProviderError } from "./errors.ts";
-import { type Message, textOf, type UserMessage, userMessage } from "./messages.ts";
-import { callModel } from "./model_call.ts";
-import type { Model } from "./model.ts";
-import type { RetryOptions } from "./retry.ts";
+import { ProviderError } from "../errors.ts";
+import { type Message, textOf, type UserMessage, userMessage } from "../messages.ts";
+import { callModel } from "../model_call.ts";
+import type { Model } from "../model.ts";
+import type { RetryOptions } from "../retry.ts";
 import { MESSAGE_OVERHEAD_TOKENS, type TokenCounter } from "./tokens.ts";
-import { addUsage, emptyUsage, type Usage } from "./usage.ts";
+import { addUsage, emptyUsage, type Usage } from "../usage.ts";
 
 /** The sections of a summary, in order. */
 export const SUMMARY_SECTIONS: readonly string[] = [
@@ -65,7 +65,7 @@ export interface SummaryPromptParts {
  *
  * @example
  * ```ts
- * import { summaryPrompt } from "./compaction_summary.ts";
+ * import { summaryPrompt } from "./summary.ts";
  * const prompt = summaryPrompt({ transcript: "[user]\nFix the bug", focus: "the parser" });
  * if (!prompt.includes("## Files touched") || !prompt.includes("the parser")) {
  *   throw new Error("unexpected");
@@ -106,7 +106,7 @@ export function summaryPrompt(parts: SummaryPromptParts): string {
  *
  * @example
  * ```ts
- * import { SUMMARY_MARKER, summaryMessage } from "./compaction_summary.ts";
+ * import { SUMMARY_MARKER, summaryMessage } from "./summary.ts";
  * const message = summaryMessage("## Goal\nShip it");
  * if (!message.content.startsWith(SUMMARY_MARKER)) throw new Error("unexpected");
  * ```
@@ -125,7 +125,7 @@ export function summaryMessage(summary: string): UserMessage {
  *
  * @example
  * ```ts
- * import { transcriptEntry } from "./compaction_summary.ts";
+ * import { transcriptEntry } from "./summary.ts";
  * const entry = transcriptEntry(
  *   { role: "tool", toolCallId: "1", name: "read", content: "x".repeat(5_000), isError: false },
  *   1_000,
@@ -186,8 +186,8 @@ export interface SummarizeOptions {
  *
  * @example
  * ```ts
- * import { summarize } from "./compaction_summary.ts";
- * import { scriptedModel } from "./scripted_model.ts";
+ * import { summarize } from "./summary.ts";
+ * import { scriptedModel } from "../testing/scripted_model.ts";
  * import { HEURISTIC_COUNTER } from "./tokens.ts";
  * const { summary } = await summarize({
  *   model: scriptedModel([{ text: "## Goal\nFix the bug" }]),

@@ -6,39 +6,39 @@
  * @module
  */
 
-import { againWith } from "../cli/invocation.ts";
+import { againWith } from "../invocation.ts";
 import process from "node:process";
 import readline from "node:readline";
 import { Writable } from "node:stream";
-import type { MemoryStore } from "../memory/mod.ts";
-import { runLoops } from "../runloop/manager.ts";
-import { runInLoop } from "../runloop/run.ts";
+import type { MemoryStore } from "../../memory/mod.ts";
+import { runLoops } from "../../runloop/manager.ts";
+import { runInLoop } from "../../runloop/run.ts";
 import type { CapabilityStates, WithheldTool } from "../capabilities.ts";
-import type { SandboxReport } from "../sandbox/policy.ts";
-import type { ProjectReport } from "../events.ts";
-import { compactConversation } from "../compaction.ts";
-import { costOf } from "../cost.ts";
-import type { Message } from "../messages.ts";
-import type { Model } from "../model.ts";
+import type { SandboxReport } from "../../sandbox/policy.ts";
+import type { ProjectReport } from "../../events.ts";
+import { compactConversation } from "../../compaction/compact.ts";
+import { costOf } from "../../cost.ts";
+import type { Message } from "../../messages.ts";
+import type { Model } from "../../model.ts";
 import {
   forkNotice,
   type LoadedSession,
   resumeSession,
   SessionError,
   type SessionStore,
-} from "../session/mod.ts";
-import type { Tool } from "../tool.ts";
-import type { Hooks, PermissionRequest } from "../hooks.ts";
+} from "../../session/mod.ts";
+import type { Tool } from "../../tool.ts";
+import type { Hooks, PermissionRequest } from "../../hooks.ts";
 import {
   type PermissionAnswer,
   type PermissionMode,
   permissionPolicy,
-} from "../permissions/policy.ts";
-import type { PermissionRule } from "../permissions/rules.ts";
-import { terminalText } from "../cli/terminal_text.ts";
+} from "../../permissions/policy.ts";
+import type { PermissionRule } from "../../permissions/rules.ts";
+import { terminalText } from "../terminal_text.ts";
 import { attachFiles, completePath } from "./attach.ts";
 import { commandNames, runCommand } from "./commands.ts";
-import { type Conversation, conversation } from "./conversation.ts";
+import { type Conversation, conversation } from "../../conversation/conversation.ts";
 import { answerOf, denoWillAsk, describeAlways, describeCall } from "./question.ts";
 import { recap } from "./recap.ts";
 import { runView } from "./render.ts";

@@ -13,8 +13,8 @@ import {
   queryCapabilities,
   type SessionMode,
   type WithheldTool,
-} from "../capabilities.ts";
-import { defaultSystemPrompt, findInstructions, withInstructions } from "../system_prompt.ts";
+} from "./capabilities.ts";
+import { defaultSystemPrompt, findInstructions, withInstructions } from "./system_prompt.ts";
 import type { Tool } from "../tool.ts";
 import { type BashToolOptions, builtinTools } from "../../tools/mod.ts";
 import { type CliArgs, UsageError } from "./args.ts";
@@ -41,7 +41,7 @@ export interface RunSetup {
  * @example
  * ```ts
  * import { parseCliArgs } from "./args.ts";
- * import { setupRun } from "./setup.ts";
+ * import { setupRun } from "./workspace.ts";
  * const setup = await setupRun(parseCliArgs(["--tools", "read,grep", "x"]), () => undefined, "headless");
  * if (setup.tools.some((tool) => !["read", "grep"].includes(tool.name))) throw new Error("unexpected");
  * ```
@@ -81,7 +81,7 @@ export async function setupRun(
  * @example
  * ```ts
  * import { parseCliArgs } from "./args.ts";
- * import { workspaceRoots } from "./setup.ts";
+ * import { workspaceRoots } from "./workspace.ts";
  * const roots = workspaceRoots(parseCliArgs(["--cwd", "/w", "--add-dir", "../lib"]));
  * if (roots.join() !== "/w,/lib") throw new Error(roots.join());
  * ```
@@ -98,7 +98,7 @@ export function workspaceRoots(args: Pick<CliArgs, "cwd" | "addDirs">): string[]
  *
  * @example
  * ```ts
- * import { systemPromptFor } from "./setup.ts";
+ * import { systemPromptFor } from "./workspace.ts";
  * const setup = {
  *   cwd: "/w",
  *   roots: ["/w"],
@@ -133,7 +133,7 @@ export async function systemPromptFor(
  *
  * @example
  * ```ts
- * import { describeWithheld } from "./setup.ts";
+ * import { describeWithheld } from "./workspace.ts";
  * const text = describeWithheld([{ name: "write", capability: "write", state: "prompt" }]);
  * if (!text.includes("--allow-write")) throw new Error("unexpected");
  * ```

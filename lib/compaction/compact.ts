@@ -10,14 +10,14 @@
  */
 
 import { type Compactor, createCompactor } from "./compactor.ts";
-import type { CompactionState } from "./context.ts";
-import { ContextLengthError } from "./errors.ts";
-import type { AgentEvent } from "./events.ts";
-import type { Message } from "./messages.ts";
-import { callModel, type ModelCallResult } from "./model_call.ts";
-import type { Model, ModelRequest, ToolDefinition } from "./model.ts";
-import type { RetryOptions } from "./retry.ts";
-import { addUsage, emptyUsage, type Usage } from "./usage.ts";
+import type { CompactionState } from "../compaction_state.ts";
+import { ContextLengthError } from "../errors.ts";
+import type { AgentEvent } from "../events.ts";
+import type { Message } from "../messages.ts";
+import { callModel, type ModelCallResult } from "../model_call.ts";
+import type { Model, ModelRequest, ToolDefinition } from "../model.ts";
+import type { RetryOptions } from "../retry.ts";
+import { addUsage, emptyUsage, type Usage } from "../usage.ts";
 
 export {
   type CompactionReason,
@@ -31,7 +31,7 @@ export {
   type CompactionLimits,
   compactionLimits,
   type CompactionOptions,
-} from "./context_ledger.ts";
+} from "./ledger.ts";
 
 /**
  * One model call of a run, with its request kept inside the context window: compacts first
@@ -41,8 +41,8 @@ export {
  *
  * @example
  * ```ts
- * import { callModelInContext, createCompactor } from "./compaction.ts";
- * import { scriptedModel } from "./scripted_model.ts";
+ * import { callModelInContext, createCompactor } from "./compact.ts";
+ * import { scriptedModel } from "../testing/scripted_model.ts";
  * const model = scriptedModel([{ text: "Hi!" }]);
  * const call = callModelInContext(model, {
  *   messages: [{ role: "user", content: "Hi" }],
@@ -123,8 +123,8 @@ export interface CompactConversationResult {
  *
  * @example
  * ```ts
- * import { compactConversation } from "./compaction.ts";
- * import { scriptedModel } from "./scripted_model.ts";
+ * import { compactConversation } from "./compact.ts";
+ * import { scriptedModel } from "../testing/scripted_model.ts";
  * const model = scriptedModel([{ text: "## Goal\nRename the parser" }]);
  * const { state } = await compactConversation({
  *   model,

@@ -8,7 +8,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { MemoryError } from "./errors.ts";
 import type { MemoryOptions, MemoryStore } from "./memory.ts";
-import { openMemory } from "./store.ts";
+import { openMemory } from "./sqlite.ts";
 
 const opening: Promise<MemoryStore> = openMemory(workerData as MemoryOptions);
 // An error in opening is answered to the first call.

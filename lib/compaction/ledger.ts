@@ -7,10 +7,10 @@
  * @module
  */
 
-import { summaryMessage } from "./compaction_summary.ts";
-import type { CompactionState } from "./context.ts";
-import type { Message, ToolMessage, UserMessage } from "./messages.ts";
-import type { Model, ToolDefinition } from "./model.ts";
+import { summaryMessage } from "./summary.ts";
+import type { CompactionState } from "../compaction_state.ts";
+import type { Message, ToolMessage, UserMessage } from "../messages.ts";
+import type { Model, ToolDefinition } from "../model.ts";
 import {
   countTokensInSlices,
   ESTIMATE_COUNTER,
@@ -65,8 +65,8 @@ export interface CompactionLimits {
  *
  * @example
  * ```ts
- * import { compactionLimits } from "./compaction.ts";
- * import { scriptedModel } from "./scripted_model.ts";
+ * import { compactionLimits } from "./compact.ts";
+ * import { scriptedModel } from "../testing/scripted_model.ts";
  * const limits = compactionLimits(scriptedModel([]), { contextWindow: 10_000 });
  * if (limits.budget !== 8_000 || limits.keepRecentTokens !== 3_000) throw new Error("unexpected");
  * ```
@@ -125,7 +125,7 @@ export const DROP_MIN_CHARS = 500;
  *
  * @example
  * ```ts
- * import { ContextLedger } from "./context_ledger.ts";
+ * import { ContextLedger } from "./ledger.ts";
  * const ledger = new ContextLedger(undefined, []);
  * const history = [{ role: "user" as const, content: "Hello there" }];
  * await ledger.count(history);
@@ -289,7 +289,7 @@ export class ContextLedger {
  *
  * @example
  * ```ts
- * import { isDroppable } from "./context_ledger.ts";
+ * import { isDroppable } from "./ledger.ts";
  * const result = { role: "tool" as const, toolCallId: "1", name: "read", isError: false };
  * if (isDroppable({ ...result, content: "short" })) throw new Error("unexpected");
  * if (!isDroppable({ ...result, content: "x".repeat(501) })) throw new Error("unexpected");
@@ -307,7 +307,7 @@ const _dropped = new WeakMap<ToolMessage, ToolMessage>();
  *
  * @example
  * ```ts
- * import { droppedOutput } from "./context_ledger.ts";
+ * import { droppedOutput } from "./ledger.ts";
  * const note = droppedOutput({
  *   role: "tool", toolCallId: "1", name: "read", content: "x".repeat(12_345), isError: false,
  * });
@@ -337,7 +337,7 @@ const _summaries = new WeakMap<CompactionState, UserMessage>();
  *
  * @example
  * ```ts
- * import { summaryMessageOf } from "./context_ledger.ts";
+ * import { summaryMessageOf } from "./ledger.ts";
  * const state = { summary: "## Goal\nShip it", replaces: 4 };
  * if (summaryMessageOf(state) !== summaryMessageOf(state)) throw new Error("unexpected");
  * ```
