@@ -40,10 +40,10 @@ export interface PermissionCallback {
 }
 
 /**
- * What `beforeToolCall` may do: block the call (the reason goes to the model), or change its
+ * What `beforeToolCall` may do: refuse the call (the reason goes to the model), or change its
  * input (which the permission callback is then asked about again).
  */
-export type BeforeToolCallResult = { block: string } | { input: unknown } | void;
+export type BeforeToolCallResult = { refuse: string } | { input: unknown } | void;
 
 /** What `afterToolCall` may do: change what the model sees. */
 export type AfterToolCallResult = { output?: string; isError?: boolean } | void;

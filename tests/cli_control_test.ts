@@ -183,12 +183,12 @@ Deno.test("cli hooks: exit 2 blocks with stderr shown to the model; JSON on stdo
     },
   );
   assert.equal(run.code, 0, run.stderr);
-  assert.equal(run.result("x").output, "Error: blocked by a hook: no echoing one here");
+  assert.equal(run.result("x").output, "Error: refused by a hook: no echoing one here");
   assert.equal(run.result("y").output, "checked by hook");
   const sent = run.requests[1].body.messages as Array<{ role: string; content: string }>;
   assert.equal(
     sent.filter((m) => m.role === "tool")[0].content,
-    "Error: blocked by a hook: no echoing one here",
+    "Error: refused by a hook: no echoing one here",
   );
 });
 

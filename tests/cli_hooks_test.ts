@@ -155,7 +155,7 @@ Deno.test("cli hooks: with --sandbox required and no bubblewrap, hooks are refus
   // The call a refused hook would have checked does not run unchecked.
   const result = done.events.find((e) => e.type === "tool_result")!;
   assert.equal(result.isError, true);
-  assert.match(result.output, /^Error: blocked by a hook: .*the sandbox is required/);
+  assert.match(result.output, /^Error: refused by a hook: .*the sandbox is required/);
   assert.equal(await exists(join(at.workspace, "a.txt")), false);
   await Deno.remove(at.outside, { recursive: true });
 });

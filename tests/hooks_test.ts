@@ -83,7 +83,7 @@ Deno.test("hooks: beforeToolCall blocks or rewrites a call; afterToolCall rewrit
   const hooks: Hooks = {
     beforeToolCall: ({ call }) => {
       const { text } = call.input as { text: string };
-      if (text === "block me") return { block: "not today" };
+      if (text === "block me") return { refuse: "not today" };
       if (text === "rewrite me") return { input: { text: "rewritten" } };
       return undefined;
     },
@@ -106,7 +106,7 @@ Deno.test("hooks: beforeToolCall blocks or rewrites a call; afterToolCall rewrit
     m.role === "tool" && m.content
   );
   assert.deepEqual(sent, [
-    "Error: blocked by a hook: not today",
+    "Error: refused by a hook: not today",
     "echo: rewritten (checked)",
     "echo: plain",
   ]);

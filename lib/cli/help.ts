@@ -14,7 +14,7 @@ import { defaultSessionsDir } from "../session/mod.ts";
 import { loadSettings, userSettingsPath } from "./settings.ts";
 import type { CliArgs } from "./args.ts";
 import { DEFAULT_MODEL } from "./prepare.ts";
-import { describeWithheld, setupRun } from "./workspace.ts";
+import { describeWithheld, openWorkspace } from "./workspace.ts";
 
 /**
  * The help text, with this user's paths and providers and what Deno grants in the working
@@ -34,7 +34,7 @@ export async function helpText(
   env: (name: string) => string | undefined,
   mode: SessionMode,
 ): Promise<string> {
-  const setup = await setupRun(options, env, mode);
+  const setup = await openWorkspace(options, env, mode);
   const settingsFile = userSettingsPath(env) ?? "(none: set HOME or AGENT_CONFIG_DIR)";
   const sessions = defaultSessionsDir(env);
   const dataDir = sessions ? dirname(sessions) : "(none: set HOME or AGENT_DATA_DIR)";

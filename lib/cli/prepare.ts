@@ -35,7 +35,7 @@ import {
   untrustedNotice,
 } from "./trust.ts";
 import { type CliArgs, UsageError } from "./args.ts";
-import { type RunSetup, setupRun, systemPromptFor, workspaceRoots } from "./workspace.ts";
+import { openWorkspace, systemPromptFor, type Workspace, workspaceRoots } from "./workspace.ts";
 import { type CliSandbox, resolveCliSandbox } from "./sandbox.ts";
 import type { SandboxReport } from "../sandbox/policy.ts";
 import { rulesOf, runHooks } from "./control.ts";
@@ -88,7 +88,7 @@ export interface Prepared {
   /** Resolves another model with the same settings (for `/model`). */
   resolveModel(spec: string): Model;
   /** Tools and capabilities. */
-  setup: RunSetup;
+  setup: Workspace;
   /** The sandbox shell commands run in. */
   sandbox: SandboxReport;
   /** The system prompt. */
@@ -207,9 +207,9 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
     sandbox: sandbox.mcp,
     sandboxAll: sandbox.mcpAll,
   });
-  let setup: RunSetup;
+  let setup: Workspace;
   try {
-    setup = await setupRun(options, env, sessionMode, mcp?.tools, { sandbox: sandbox.bash });
+    setup = await openWorkspace(options, env, sessionMode, mcp?.tools, { sandbox: sandbox.bash });
   } catch (error) {
     await mcp?.close();
     throw error;

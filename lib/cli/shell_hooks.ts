@@ -101,10 +101,12 @@ export function shellHooks(config: ShellHooksConfig, options: ShellHooksOptions)
       for (const hook of _matching(config.beforeToolCall, call.name)) {
         const outcome = await run(hook, "beforeToolCall", { tool: call.name, id: call.id, input });
         if (outcome?.code === 2) {
-          return { block: outcome.stderr.trim() || `blocked by ${hook.command}` };
+          return { refuse: outcome.stderr.trim() || `refused by ${hook.command}` };
         }
         const change = _json(outcome?.stdout);
-        if (change?.block) return { block: String(change.block) };
+        // `block` is the older word for `refuse`, still read.
+        const refuse = change?.refuse ?? change?.block;
+        if (refuse) return { refuse: String(refuse) };
         if (change && "input" in change) input = change.input;
       }
       return input === call.input ? undefined : { input };
@@ -122,7 +124,7 @@ export function shellHooks(config: ShellHooksConfig, options: ShellHooksOptions)
           isError,
         });
         if (outcome?.code === 2) {
-          output = outcome.stderr.trim() || `blocked by ${hook.command}`;
+          output = outcome.stderr.trim() || `refused by ${hook.command}`;
           isError = true;
           continue;
         }
@@ -184,7 +186,7 @@ function _refused(config: ShellHooksConfig, refuse: string, warn: (text: string)
   return {
     beforeToolCall: ({ call }) => {
       const hook = _matching(guards, call.name)[0];
-      return hook ? { block: `the hook "${hook.command}" is refused: ${reason}` } : undefined;
+      return hook ? { refuse: `the hook "${hook.command}" is refused: ${reason}` } : undefined;
     },
   };
 }

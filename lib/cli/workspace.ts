@@ -20,7 +20,7 @@ import { type BashToolOptions, builtinTools } from "../../tools/mod.ts";
 import { type CliArgs, UsageError } from "./args.ts";
 
 /** The environment of a CLI run. */
-export interface RunSetup {
+export interface Workspace {
   /** The working directory, absolute. */
   cwd: string;
   /** Where files may be changed: the working directory and each `--add-dir`. */
@@ -41,18 +41,18 @@ export interface RunSetup {
  * @example
  * ```ts
  * import { parseCliArgs } from "./args.ts";
- * import { setupRun } from "./workspace.ts";
- * const setup = await setupRun(parseCliArgs(["--tools", "read,grep", "x"]), () => undefined, "headless");
+ * import { openWorkspace } from "./workspace.ts";
+ * const setup = await openWorkspace(parseCliArgs(["--tools", "read,grep", "x"]), () => undefined, "headless");
  * if (setup.tools.some((tool) => !["read", "grep"].includes(tool.name))) throw new Error("unexpected");
  * ```
  */
-export async function setupRun(
+export async function openWorkspace(
   args: CliArgs,
   env: (name: string) => string | undefined,
   mode: SessionMode,
   extra: readonly Tool[] = [],
   bash?: BashToolOptions,
-): Promise<RunSetup> {
+): Promise<Workspace> {
   const roots = workspaceRoots(args);
   const cwd = roots[0];
   for (const dir of args.cwd ? roots : roots.slice(1)) await _assertDirectory(dir);
@@ -112,7 +112,7 @@ export function workspaceRoots(args: Pick<CliArgs, "cwd" | "addDirs">): string[]
  */
 export async function systemPromptFor(
   args: Pick<CliArgs, "systemPrompt" | "appendSystemPrompt">,
-  setup: RunSetup,
+  setup: Workspace,
   warn?: (text: string) => void,
 ): Promise<string> {
   const base = args.systemPrompt ?? withInstructions(

@@ -24,7 +24,7 @@ import type { Pricing } from "../model.ts";
 import { toolDefinitions, toolRegistry } from "../tool.ts";
 import type { ToolRunResult } from "../tool_runner.ts";
 import { hookedModel } from "../hooks.ts";
-import { runTurnTools, toolGuard } from "./tool_phase.ts";
+import { runTurnTools, toolCallCheck } from "./tool_phase.ts";
 import { addUsage, emptyUsage, type Usage } from "../usage.ts";
 import { costOf } from "../cost.ts";
 
@@ -93,7 +93,7 @@ async function* _run(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunRe
   // Aborted when the caller cancels, and when the caller stops reading the stream early.
   const stop = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
-  const before = toolGuard(options, cwd, signal, () => turn);
+  const before = toolCallCheck(options, cwd, signal, () => turn);
 
   const messages: Message[] = [...(options.messages ?? [])];
   const result: RunResult = {

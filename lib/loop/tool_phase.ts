@@ -90,13 +90,13 @@ export async function* runTurnTools(
  *
  * @example
  * ```ts
- * import { toolGuard } from "./tool_phase.ts";
- * if (toolGuard({}, ".", new AbortController().signal, () => 1) !== undefined) {
+ * import { toolCallCheck } from "./tool_phase.ts";
+ * if (toolCallCheck({}, ".", new AbortController().signal, () => 1) !== undefined) {
  *   throw new Error("no guard without a callback or a hook");
  * }
  * ```
  */
-export function toolGuard(
+export function toolCallCheck(
   options: Pick<RunAgentOptions, "permission" | "hooks">,
   cwd: string,
   signal: AbortSignal,
@@ -115,7 +115,7 @@ export function toolGuard(
     if (refused) return refused;
     const verdict = await hooks?.beforeToolCall?.({ call, turn: turn() });
     if (!verdict) return undefined;
-    if ("block" in verdict) return { refuse: `blocked by a hook: ${verdict.block}` };
+    if ("refuse" in verdict) return { refuse: `refused by a hook: ${verdict.refuse}` };
     if (_same(verdict.input, call.input)) return undefined;
     return await refusal({ ...call, input: verdict.input }, tool) ?? verdict;
   };
