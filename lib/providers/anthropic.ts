@@ -6,12 +6,14 @@
  */
 
 import type Anthropic from "@anthropic-ai/sdk";
-import { AgentError, ConfigError, ProviderError } from "../errors.ts";
+import type { APIError } from "@anthropic-ai/sdk";
+import { ConfigError, ProviderError } from "../errors.ts";
 import type { Model, ModelEvent, ModelInfo, ModelRequest } from "../model.ts";
 import { anthropicEventReader, anthropicStreamError } from "./anthropic_events.ts";
 import { messagesRequest, type MessagesRequestStyle } from "./anthropic_request.ts";
-import { httpError, isConnectionLoss, unreachable } from "./http_errors.ts";
-import { readSse } from "./sse.ts";
+import { sdkClient } from "./sdk_client.ts";
+import { type CallSite, sdkError, type SdkErrorReading } from "./sdk_errors.ts";
+import { eventJson, readSse } from "./sse.ts";
 
 /** Anthropic's own API root (without `/v1`, like `ANTHROPIC_BASE_URL`). */
 export const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
@@ -46,13 +48,6 @@ export interface AnthropicModelOptions {
   fetch?: typeof fetch;
 }
 
-interface _Where {
-  provider: string;
-  keyEnv: string;
-  model: string;
-  baseURL: string;
-}
-
 /**
  * A Claude model served over the Anthropic Messages API. The key goes out both as the SDK's
  * `Authorization: Bearer` and as `x-api-key`, which Anthropic-compatible servers and gateways
@@ -72,7 +67,7 @@ export function anthropicModel(options: AnthropicModelOptions): Model {
   if (!options.apiKey && baseURL === ANTHROPIC_BASE_URL) {
     throw new ConfigError(`No API key for ${provider}: set ${keyEnv}`);
   }
-  const where: _Where = { provider, keyEnv, model: options.model, baseURL };
+  const where: CallSite = { provider, keyEnv, model: options.model, baseURL };
   const style: MessagesRequestStyle = {
     maxOutputTokens: options.maxOutputTokens,
     info: options.info,
@@ -80,12 +75,10 @@ export function anthropicModel(options: AnthropicModelOptions): Model {
     cache: options.cache,
   };
   const idleTimeoutMs = options.idleTimeoutMs ?? 300_000;
-  let client: Promise<{ sdk: typeof import("@anthropic-ai/sdk"); client: Anthropic }> | undefined;
-  const connect = () =>
-    client ??= import("@anthropic-ai/sdk").then((sdk) => ({
-      sdk,
-      client: _client(sdk, options, where),
-    }));
+  const connect = sdkClient(
+    () => import("@anthropic-ai/sdk"),
+    (sdk) => _client(sdk, options, where),
+  );
   // Start loading the SDK now: the first request needs it, and loading overlaps the set-up.
   connect().catch(() => {});
 
@@ -95,7 +88,8 @@ export function anthropicModel(options: AnthropicModelOptions): Model {
     info: options.info,
     async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
       const { sdk, client } = await connect();
-      const fail = (error: unknown) => _providerError(error, sdk, where, request.signal);
+      const reading = _reading(sdk, where);
+      const fail = (error: unknown) => sdkError(error, { reading, where, signal: request.signal });
       let response: Response;
       try {
         response = await client.messages
@@ -113,7 +107,7 @@ export function anthropicModel(options: AnthropicModelOptions): Model {
         // `ping` events included, keeps the stream from counting as stalled.
         for await (const event of readSse(response.body, { idleTimeoutMs, provider })) {
           if (event.event === "ping") continue;
-          const data = _json(event.data);
+          const data = eventJson(event.data);
           if (event.event === "error") {
             const body = data as { error?: unknown } | undefined;
             throw anthropicStreamError(provider, body?.error ?? body ?? event.data, keyEnv);
@@ -129,19 +123,11 @@ export function anthropicModel(options: AnthropicModelOptions): Model {
   };
 }
 
-function _json(data: string): unknown {
-  try {
-    return JSON.parse(data);
-  } catch {
-    return undefined;
-  }
-}
-
 /** The SDK client: no retries of its own, the key and base URL given, no env var read but one. */
 function _client(
   sdk: typeof import("@anthropic-ai/sdk"),
   options: AnthropicModelOptions,
-  where: _Where,
+  where: CallSite,
 ): Anthropic {
   // Without a key, send no credential at all rather than a placeholder.
   const auth: Record<string, string | null> = options.apiKey
@@ -172,40 +158,28 @@ function _client(
   }
 }
 
-/** The library error for whatever the SDK or the network threw. */
-function _providerError(
-  error: unknown,
+/** How the Anthropic SDK's errors read: the API's message and error type, else the body as it came. */
+function _reading(
   sdk: typeof import("@anthropic-ai/sdk"),
-  where: _Where,
-  signal: AbortSignal | undefined,
-): unknown {
-  if (error instanceof AgentError || signal?.aborted) return error;
-  const { provider } = where;
-  if (error instanceof sdk.APIConnectionError) return unreachable(provider, where.baseURL, error);
-  if (error instanceof sdk.APIError) {
-    if (error.status === undefined) {
-      // No HTTP status: an `error` event, as the SDK relays it.
-      const body = error.error as { error?: unknown } | undefined;
-      return anthropicStreamError(provider, body?.error ?? body ?? error.message, where.keyEnv);
-    }
-    return httpError({
-      provider,
-      status: error.status,
+  where: CallSite,
+): SdkErrorReading<APIError> {
+  return {
+    APIConnectionError: sdk.APIConnectionError,
+    APIError: sdk.APIError,
+    failure: (error) => ({
       message: error.apiMessage ?? error.message,
       // Without a JSON error, the SDK's message is the status and the body as it came.
       body: error.apiMessage === null ? error.message : undefined,
       code: error.type ?? undefined,
-      headers: error.headers,
-      keyEnv: where.keyEnv,
-      model: where.model,
-      cause: error,
-    });
-  }
-  if (isConnectionLoss(error)) {
-    return new ProviderError(`The connection to ${provider} failed: ${(error as Error).message}`, {
-      retryable: true,
-      cause: error,
-    });
-  }
-  return error;
+    }),
+    streamError: (error) => {
+      // No HTTP status: an `error` event, as the SDK relays it.
+      const body = error.error as { error?: unknown } | undefined;
+      return anthropicStreamError(
+        where.provider,
+        body?.error ?? body ?? error.message,
+        where.keyEnv,
+      );
+    },
+  };
 }

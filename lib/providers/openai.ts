@@ -6,13 +6,14 @@
  * @module
  */
 
-import type OpenAI from "openai";
-import { AgentError, ConfigError, ProviderError } from "../errors.ts";
+import type { APIError } from "openai";
+import { ConfigError, ProviderError } from "../errors.ts";
 import type { Model, ModelEvent, ModelInfo, ModelRequest } from "../model.ts";
-import { httpError, isConnectionLoss, unreachable } from "./http_errors.ts";
 import { chunkReader, streamError } from "./openai_chunks.ts";
+import { openaiClient } from "./openai_client.ts";
 import { chatRequest, type ChatRequestStyle } from "./openai_request.ts";
-import { readSse } from "./sse.ts";
+import { type CallSite, sdkError, type SdkErrorReading } from "./sdk_errors.ts";
+import { eventJson, readSse } from "./sse.ts";
 
 /** OpenAI's own API. */
 export const OPENAI_BASE_URL = "https://api.openai.com/v1";
@@ -63,23 +64,14 @@ export function openaiModel(options: OpenAIModelOptions): Model {
     ...options,
   };
   const idleTimeoutMs = options.idleTimeoutMs ?? 300_000;
-  let client: Promise<{ sdk: typeof import("openai"); client: OpenAI }> | undefined;
-  const connect = () =>
-    client ??= import("openai").then((sdk) => ({
-      sdk,
-      client: new sdk.OpenAI({
-        apiKey: options.apiKey || "none",
-        baseURL,
-        maxRetries: 0, // the agent loop retries, with events
-        timeout: options.timeoutMs ?? 600_000,
-        defaultHeaders: options.headers,
-        fetch: options.fetch,
-        logLevel: "off",
-        organization: null,
-        project: null,
-        webhookSecret: null,
-      }),
-    }));
+  const where: CallSite = { provider, keyEnv, model: options.model, baseURL };
+  const connect = openaiClient({
+    apiKey: options.apiKey,
+    baseURL,
+    timeoutMs: options.timeoutMs ?? 600_000,
+    headers: options.headers,
+    fetch: options.fetch,
+  });
   // Start loading the SDK now: the first request needs it, and loading overlaps the set-up.
   connect().catch(() => {});
 
@@ -89,13 +81,8 @@ export function openaiModel(options: OpenAIModelOptions): Model {
     info: options.info,
     async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
       const { sdk, client } = await connect();
-      const fail = (error: unknown) =>
-        _providerError(
-          error,
-          sdk,
-          { provider, keyEnv, model: options.model, baseURL },
-          request.signal,
-        );
+      const reading = _reading(sdk, provider);
+      const fail = (error: unknown) => sdkError(error, { reading, where, signal: request.signal });
       let response: Response;
       try {
         response = await client.chat.completions
@@ -125,7 +112,7 @@ export function openaiModel(options: OpenAIModelOptions): Model {
               done = true;
               break;
             }
-            const chunk = _json(data);
+            const chunk = eventJson(data);
             if (event.event === "error") {
               throw streamError(provider, (chunk as { error?: unknown })?.error ?? chunk ?? data);
             }
@@ -151,54 +138,21 @@ export function openaiModel(options: OpenAIModelOptions): Model {
   };
 }
 
-function _json(data: string): unknown {
-  try {
-    return JSON.parse(data);
-  } catch {
-    return undefined;
-  }
-}
-
-interface _Where {
-  provider: string;
-  keyEnv: string;
-  model: string;
-  baseURL: string;
-}
-
-/** The library error for whatever the SDK or the network threw. */
-function _providerError(
-  error: unknown,
-  sdk: typeof import("openai"),
-  where: _Where,
-  signal: AbortSignal | undefined,
-): unknown {
-  if (error instanceof AgentError || signal?.aborted) return error;
-  const { provider } = where;
-  if (error instanceof sdk.APIConnectionError) return unreachable(provider, where.baseURL, error);
-  if (error instanceof sdk.APIError) {
+/** How the OpenAI SDK's errors read: a JSON error's message and code, else the body as it came. */
+function _reading(sdk: typeof import("openai"), provider: string): SdkErrorReading<APIError> {
+  const message = (error: APIError) => {
     const body = error.error as { message?: unknown } | undefined;
-    const message = typeof body?.message === "string" ? body.message : error.message;
-    const code = typeof error.code === "string" ? error.code : undefined;
-    if (error.status === undefined) return streamError(provider, error.error ?? message);
-    return httpError({
-      provider,
-      status: error.status,
-      message,
+    return typeof body?.message === "string" ? body.message : undefined;
+  };
+  return {
+    APIConnectionError: sdk.APIConnectionError,
+    APIError: sdk.APIError,
+    failure: (error) => ({
+      message: message(error) ?? error.message,
       // Without a JSON error, the SDK's message is the status and the body as it came.
-      body: typeof body?.message === "string" ? undefined : error.message,
-      code,
-      headers: error.headers,
-      keyEnv: where.keyEnv,
-      model: where.model,
-      cause: error,
-    });
-  }
-  if (isConnectionLoss(error)) {
-    return new ProviderError(`The connection to ${provider} failed: ${(error as Error).message}`, {
-      retryable: true,
-      cause: error,
-    });
-  }
-  return error;
+      body: message(error) === undefined ? error.message : undefined,
+      code: typeof error.code === "string" ? error.code : undefined,
+    }),
+    streamError: (error) => streamError(provider, error.error ?? error.message),
+  };
 }

@@ -85,33 +85,25 @@ export function resolveModel(spec: string | Model, options: ResolveModelOptions 
   if (!apiKey && !preset.local && preset.keyEnv && baseURL === preset.baseURL) {
     throw new ConfigError(_missingKey(name, preset.keyEnv));
   }
-  const info = _info(name, model, preset, options.models?.[spec]);
-  if (preset.api === "anthropic") {
-    return anthropicModel({
-      model,
-      apiKey,
-      baseURL,
-      provider: name,
-      keyEnv: preset.keyEnv,
-      headers: preset.headers,
-      info,
-      thinking: options.thinkingBudget && lookupThinking("anthropic", model) === "budget"
-        ? { budgetTokens: options.thinkingBudget }
-        : undefined,
-      fetch: options.fetch,
-    });
-  }
-  return openaiModel({
-    ...styleOf(preset, model, baseURL),
+  const common = {
     model,
     apiKey,
     baseURL,
     provider: name,
     keyEnv: preset.keyEnv,
     headers: preset.headers,
-    info,
+    info: _info(name, model, preset, options.models?.[spec]),
     fetch: options.fetch,
-  });
+  };
+  if (preset.api === "anthropic") {
+    return anthropicModel({
+      ...common,
+      thinking: options.thinkingBudget && lookupThinking("anthropic", model) === "budget"
+        ? { budgetTokens: options.thinkingBudget }
+        : undefined,
+    });
+  }
+  return openaiModel({ ...styleOf(preset, model, baseURL), ...common });
 }
 
 /**

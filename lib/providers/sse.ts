@@ -82,3 +82,21 @@ export async function* readSse(
     reader.releaseLock();
   }
 }
+
+/**
+ * An event's data read as JSON, or `undefined` when it is not JSON (a keep-alive, a stray line).
+ *
+ * @example
+ * ```ts
+ * import { eventJson } from "./sse.ts";
+ * const data = eventJson('{"a":1}') as { a: number };
+ * if (data.a !== 1 || eventJson("[DONE") !== undefined) throw new Error("unexpected");
+ * ```
+ */
+export function eventJson(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+}
