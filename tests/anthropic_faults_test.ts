@@ -10,7 +10,7 @@ import {
   eventsOf,
   FAST_RETRY,
   recordingTools,
-} from "./openai_support.ts";
+} from "./run_support.ts";
 
 const OVERLOADED = { type: "overloaded_error", message: "Overloaded" };
 

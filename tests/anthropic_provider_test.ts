@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { Agent, anthropicModel, type Message } from "../mod.ts";
 import { startMockAnthropicServer } from "../lib/testing/mod.ts";
 import { cacheBreakpoints, runAnthropic, wireTurns } from "./anthropic_support.ts";
-import { collect, deltaText, eventsOf, recordingTools } from "./openai_support.ts";
+import { collect, deltaText, eventsOf, recordingTools } from "./run_support.ts";
 
 Deno.test("anthropic provider: streams text through the SDK and sends the key and API version", async () => {
   const run = await runAnthropic([{ text: ["Hello", ", ", "world."] }], { input: "Hi" });

@@ -21,7 +21,7 @@ import {
   type MockRequest,
   startMockAnthropicServer,
 } from "../lib/testing/mod.ts";
-import { collect, FAST_RETRY, type Received, recordingTools } from "./openai_support.ts";
+import { collect, FAST_RETRY, type Received, recordingTools } from "./run_support.ts";
 
 /** What {@link runAnthropic} gives back. */
 export interface AnthropicRun {

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { Agent, anthropicModel, openaiModel, ProviderError } from "../mod.ts";
 import { startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { httpError } from "../lib/providers/http_errors.ts";
-import { collect, eventsOf, FAST_RETRY } from "./openai_support.ts";
+import { collect, eventsOf, FAST_RETRY } from "./run_support.ts";
 import { type CliRun, runCli as runCliAs, tempDir } from "./terminal_support.ts";
 
 /** Runs the CLI with a key for openai, in `cwd`, with `permissions` (default -A). */

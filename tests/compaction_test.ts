@@ -26,12 +26,7 @@ import { type ScriptedModel, scriptedModel, type ScriptedStep } from "../lib/tes
 import { startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { summarize } from "../lib/compaction/summary.ts";
 import { ESTIMATE_COUNTER } from "../lib/compaction/tokens.ts";
-import {
-  collect as collectStream,
-  eventsOf,
-  FAST_RETRY,
-  recordingTools,
-} from "./openai_support.ts";
+import { collect as collectStream, eventsOf, FAST_RETRY, recordingTools } from "./run_support.ts";
 
 const WINDOW: ModelInfo = { contextWindow: 4_000, maxOutputTokens: 500 };
 const BUDGET = 3_500; // the window less the reserve: the model's 500 output tokens

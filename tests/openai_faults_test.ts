@@ -2,16 +2,15 @@ import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { Agent, openaiModel } from "../mod.ts";
 import { startMockOpenAIServer } from "../lib/testing/mod.ts";
+import { type MockRun, runMock } from "./openai_support.ts";
 import {
   assertEveryCallAnswered,
   collect,
   deltaText,
   eventsOf,
   FAST_RETRY,
-  type MockRun,
   recordingTools,
-  runMock,
-} from "./openai_support.ts";
+} from "./run_support.ts";
 
 function assertRetriedOnce(run: MockRun, error: RegExp): void {
   assert.equal(run.result.status, "success", run.result.error?.message);

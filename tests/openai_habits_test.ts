@@ -2,14 +2,8 @@ import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { openaiModel, userMessage } from "../mod.ts";
 import { type MockHabits, type MockReply, startMockOpenAIServer } from "../lib/testing/mod.ts";
-import {
-  assertSentBack,
-  deltaText,
-  eventsOf,
-  type MockRun,
-  runMock,
-  wireMessages,
-} from "./openai_support.ts";
+import { assertSentBack, type MockRun, runMock, wireMessages } from "./openai_support.ts";
+import { deltaText, eventsOf } from "./run_support.ts";
 
 /** A turn with two parallel calls, then the answer. */
 const TWO_CALLS: MockReply[] = [

@@ -10,7 +10,8 @@ import {
   resolveModel,
 } from "../mod.ts";
 import { type MockRequest, startMockOpenAIServer } from "../lib/testing/mod.ts";
-import { collect, FAST_RETRY, recordingTools, wireMessages } from "./openai_support.ts";
+import { wireMessages } from "./openai_support.ts";
+import { collect, FAST_RETRY, recordingTools } from "./run_support.ts";
 
 /** A tool turn then an answer, with a system prompt; gives back the requests the server got. */
 async function requestsOf(options: Partial<AgentOptions> = {}): Promise<MockRequest[]> {
