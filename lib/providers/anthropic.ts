@@ -7,12 +7,12 @@
 
 import type Anthropic from "@anthropic-ai/sdk";
 import type { APIError } from "@anthropic-ai/sdk";
-import { ConfigError, ProviderError } from "../errors.ts";
+import { ConfigError } from "../errors.ts";
 import type { Model, ModelEvent, ModelInfo, ModelRequest } from "../model.ts";
 import { anthropicEventReader, anthropicStreamError } from "./anthropic_events.ts";
 import { messagesRequest, type MessagesRequestStyle } from "./anthropic_request.ts";
 import { sdkClient } from "./sdk_client.ts";
-import { type CallSite, sdkError, type SdkErrorReading } from "./sdk_errors.ts";
+import { type CallSite, sdkError, type SdkErrorReading, sdkResponse } from "./sdk_errors.ts";
 import { eventJson, readSse } from "./sse.ts";
 
 /** Anthropic's own API root (without `/v1`, like `ANTHROPIC_BASE_URL`). */
@@ -88,21 +88,16 @@ export function anthropicModel(options: AnthropicModelOptions): Model {
     info: options.info,
     async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
       const { sdk, client } = await connect();
-      const reading = _reading(sdk, where);
-      const fail = (error: unknown) => sdkError(error, { reading, where, signal: request.signal });
-      let response: Response;
-      try {
-        response = await client.messages
-          .create(messagesRequest(options.model, request, style), { signal: request.signal })
-          .asResponse();
-      } catch (error) {
-        throw fail(error);
-      }
+      const failures = { reading: _reading(sdk, where), where, signal: request.signal };
+      const response = await sdkResponse(
+        () =>
+          client.messages.create(messagesRequest(options.model, request, style), {
+            signal: request.signal,
+          }),
+        failures,
+      );
       const reader = anthropicEventReader(provider);
       try {
-        if (!response.body) {
-          throw new ProviderError(`${provider} sent no body`, { retryable: true });
-        }
         // Read the SSE body here rather than through the SDK's Stream, so that every byte,
         // `ping` events included, keeps the stream from counting as stalled.
         for await (const event of readSse(response.body, { idleTimeoutMs, provider })) {
@@ -115,7 +110,7 @@ export function anthropicModel(options: AnthropicModelOptions): Model {
           if (data !== undefined) yield* reader.read(data);
         }
       } catch (error) {
-        throw fail(error);
+        throw sdkError(error, failures);
       }
       if (request.signal?.aborted) return;
       yield* reader.end();

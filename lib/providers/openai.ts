@@ -12,7 +12,7 @@ import type { Model, ModelEvent, ModelInfo, ModelRequest } from "../model.ts";
 import { chunkReader, streamError } from "./openai_chunks.ts";
 import { openaiClient } from "./openai_client.ts";
 import { chatRequest, type ChatRequestStyle } from "./openai_request.ts";
-import { type CallSite, sdkError, type SdkErrorReading } from "./sdk_errors.ts";
+import { type CallSite, sdkError, type SdkErrorReading, sdkResponse } from "./sdk_errors.ts";
 import { eventJson, readSse } from "./sse.ts";
 
 /** OpenAI's own API. */
@@ -81,23 +81,18 @@ export function openaiModel(options: OpenAIModelOptions): Model {
     info: options.info,
     async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
       const { sdk, client } = await connect();
-      const reading = _reading(sdk, provider);
-      const fail = (error: unknown) => sdkError(error, { reading, where, signal: request.signal });
-      let response: Response;
-      try {
-        response = await client.chat.completions
-          .create(chatRequest(options.model, request, style), { signal: request.signal })
-          .asResponse();
-      } catch (error) {
-        throw fail(error);
-      }
+      const failures = { reading: _reading(sdk, provider), where, signal: request.signal };
+      const response = await sdkResponse(
+        () =>
+          client.chat.completions.create(chatRequest(options.model, request, style), {
+            signal: request.signal,
+          }),
+        failures,
+      );
       const reader = chunkReader(provider);
       let chunks = 0;
       let done = false;
       try {
-        if (!response.body) {
-          throw new ProviderError(`${provider} sent no body`, { retryable: true });
-        }
         if ((response.headers.get("content-type") ?? "").includes("application/json")) {
           // The server ignored `stream: true` and sent the whole answer (or an error) at once.
           const body = await response.json();
@@ -122,7 +117,7 @@ export function openaiModel(options: OpenAIModelOptions): Model {
           }
         }
       } catch (error) {
-        throw fail(error);
+        throw sdkError(error, failures);
       }
       if (chunks === 0) {
         throw new ProviderError(`${provider} sent an empty stream`, { retryable: true });

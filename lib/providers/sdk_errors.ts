@@ -120,3 +120,50 @@ export function sdkError<E extends SdkApiError>(
   }
   return error;
 }
+
+/** A response with a body to read. */
+export type ResponseWithBody = Response & { body: ReadableStream<Uint8Array> };
+
+/**
+ * The response to a request sent through an SDK, unread: a request the SDK could not send or
+ * the server refused, and a response without a body, are the library's errors
+ * ({@link sdkError}).
+ *
+ * @example
+ * ```ts
+ * import { ProviderError } from "../errors.ts";
+ * import { sdkResponse } from "./sdk_errors.ts";
+ * const options = {
+ *   reading: {
+ *     APIConnectionError: class extends Error {},
+ *     APIError: class extends Error {
+ *       status = undefined;
+ *       headers = undefined;
+ *     },
+ *     failure: () => ({ message: "" }),
+ *     streamError: () => new ProviderError(""),
+ *   },
+ *   where: { provider: "test", keyEnv: "TEST_API_KEY", model: "m", baseURL: "" },
+ * };
+ * const response = await sdkResponse(() => ({ asResponse: async () => new Response("data: {}") }), options);
+ * if (await response.text() !== "data: {}") throw new Error("unexpected");
+ * const empty = await sdkResponse(() => ({ asResponse: async () => new Response(null) }), options)
+ *   .catch((error) => error);
+ * if (!(empty instanceof ProviderError) || !empty.retryable) throw new Error("unexpected");
+ * ```
+ */
+export async function sdkResponse<E extends SdkApiError>(
+  send: () => { asResponse(): Promise<Response> },
+  options: SdkErrorOptions<E>,
+): Promise<ResponseWithBody> {
+  let response: Response;
+  try {
+    response = await send().asResponse();
+  } catch (error) {
+    throw sdkError(error, options);
+  }
+  if (!response.body) {
+    throw new ProviderError(`${options.where.provider} sent no body`, { retryable: true });
+  }
+  return response as ResponseWithBody;
+}
