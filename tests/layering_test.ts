@@ -27,7 +27,7 @@ const RANK_NAMES: Readonly<Record<number, string>> = {
   3: "the loop",
   4: "the sandbox",
   5: "capabilities",
-  6: "built on the loop",
+  6: "built on the loop and the tools",
   7: "the driver",
   8: "the service",
   9: "the library's root",
