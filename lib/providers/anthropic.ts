@@ -8,9 +8,10 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { APIError } from "@anthropic-ai/sdk";
 import { ConfigError } from "../errors.ts";
-import type { Model, ModelEvent, ModelInfo, ModelRequest } from "../model.ts";
+import type { Model, ModelEvent, ModelRequest } from "../model.ts";
 import { anthropicEventReader, anthropicStreamError } from "./anthropic_events.ts";
 import { messagesRequest, type MessagesRequestStyle } from "./anthropic_request.ts";
+import type { ProviderModelOptions } from "./model_options.ts";
 import { sdkClient } from "./sdk_client.ts";
 import { type CallSite, sdkError, type SdkErrorReading, sdkResponse } from "./sdk_errors.ts";
 import { eventJson, readSse } from "./sse.ts";
@@ -18,34 +19,21 @@ import { eventJson, readSse } from "./sse.ts";
 /** Anthropic's own API root (without `/v1`, like `ANTHROPIC_BASE_URL`). */
 export const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
 
-/** Options of {@link anthropicModel}. */
-export interface AnthropicModelOptions {
+/**
+ * Options of {@link anthropicModel}; `provider` defaults to `anthropic`, `keyEnv` to
+ * `ANTHROPIC_API_KEY`.
+ */
+export interface AnthropicModelOptions extends ProviderModelOptions {
   /** The model id, e.g. `claude-sonnet-4-5`. */
   model: string;
-  /** The API key. A server at another base URL may need none. */
-  apiKey?: string;
   /** The API root without `/v1` (default Anthropic's), like `ANTHROPIC_BASE_URL`. */
   baseURL?: string;
-  /** The provider's name in events and errors (default `anthropic`). */
-  provider?: string;
-  /** The env var the key comes from, named in credential errors (default `ANTHROPIC_API_KEY`). */
-  keyEnv?: string;
-  /** Extra HTTP headers, e.g. `anthropic-beta`. */
-  headers?: Record<string, string>;
-  /** Limits and prices of the model, returned as `model.info`. */
-  info?: ModelInfo;
   /** `max_tokens` when the request sets no limit (default `info.maxOutputTokens`, else 8192). */
   maxOutputTokens?: number;
   /** Extended thinking with a budget of tokens (at least 1,024); `max_tokens` is kept above it. */
   thinking?: { budgetTokens: number };
   /** Mark prompt-cache breakpoints on the system prompt, tools and conversation (default true). */
   cache?: boolean;
-  /** The longest wait for the response to start (default 10 minutes). */
-  timeoutMs?: number;
-  /** The longest silence inside a stream before it counts as stalled (default 5 minutes). */
-  idleTimeoutMs?: number;
-  /** The fetch to use (default the global one). */
-  fetch?: typeof fetch;
 }
 
 /**

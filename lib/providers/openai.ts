@@ -8,7 +8,8 @@
 
 import type { APIError } from "openai";
 import { ConfigError, ProviderError } from "../errors.ts";
-import type { Model, ModelEvent, ModelInfo, ModelRequest } from "../model.ts";
+import type { Model, ModelEvent, ModelRequest } from "../model.ts";
+import type { ProviderModelOptions } from "./model_options.ts";
 import { chunkReader, streamError } from "./openai_chunks.ts";
 import { openaiClient } from "./openai_client.ts";
 import { chatRequest, type ChatRequestStyle } from "./openai_request.ts";
@@ -18,28 +19,15 @@ import { eventJson, readSse } from "./sse.ts";
 /** OpenAI's own API. */
 export const OPENAI_BASE_URL = "https://api.openai.com/v1";
 
-/** Options of {@link openaiModel}. */
-export interface OpenAIModelOptions extends ChatRequestStyle {
+/**
+ * Options of {@link openaiModel}; `provider` defaults to `openai`, `keyEnv` to
+ * `OPENAI_API_KEY`.
+ */
+export interface OpenAIModelOptions extends ProviderModelOptions, ChatRequestStyle {
   /** The model id at the server, e.g. `gpt-4.1-mini`. */
   model: string;
-  /** The API key. Local servers need none. */
-  apiKey?: string;
   /** The API root including `/v1` (default OpenAI's). */
   baseURL?: string;
-  /** The provider's name in events and errors (default `openai`). */
-  provider?: string;
-  /** The env var the key comes from, named in credential errors (default `OPENAI_API_KEY`). */
-  keyEnv?: string;
-  /** Extra HTTP headers. */
-  headers?: Record<string, string>;
-  /** The longest wait for the response to start (default 10 minutes). */
-  timeoutMs?: number;
-  /** The longest silence inside a stream before it counts as stalled (default 5 minutes). */
-  idleTimeoutMs?: number;
-  /** The fetch to use (default the global one). */
-  fetch?: typeof fetch;
-  /** The model's limits and prices, reported as `model.info`. */
-  info?: ModelInfo;
 }
 
 /**
