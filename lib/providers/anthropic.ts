@@ -11,9 +11,9 @@ import { ConfigError } from "../errors.ts";
 import type { Model, ModelEvent, ModelRequest } from "../model.ts";
 import { anthropicEventReader, anthropicStreamError } from "./anthropic_events.ts";
 import { messagesRequest, type MessagesRequestStyle } from "./anthropic_request.ts";
-import type { ProviderModelOptions } from "./model_options.ts";
+import { type CallSite, callSite, type ProviderModelOptions } from "./model_options.ts";
 import { sdkClient } from "./sdk_client.ts";
-import { type CallSite, sdkError, type SdkErrorReading, sdkResponse } from "./sdk_errors.ts";
+import { sdkError, type SdkErrorReading, sdkResponse } from "./sdk_errors.ts";
 import { eventJson, readSse } from "./sse.ts";
 
 /** Anthropic's own API root (without `/v1`, like `ANTHROPIC_BASE_URL`). */
@@ -49,13 +49,12 @@ export interface AnthropicModelOptions extends ProviderModelOptions {
  * ```
  */
 export function anthropicModel(options: AnthropicModelOptions): Model {
-  const provider = options.provider ?? "anthropic";
-  const baseURL = (options.baseURL ?? ANTHROPIC_BASE_URL).replace(/\/+$/, "");
-  const keyEnv = options.keyEnv ?? "ANTHROPIC_API_KEY";
-  if (!options.apiKey && baseURL === ANTHROPIC_BASE_URL) {
-    throw new ConfigError(`No API key for ${provider}: set ${keyEnv}`);
-  }
-  const where: CallSite = { provider, keyEnv, model: options.model, baseURL };
+  const where = callSite(options, {
+    provider: "anthropic",
+    baseURL: ANTHROPIC_BASE_URL,
+    keyEnv: "ANTHROPIC_API_KEY",
+  });
+  const { provider } = where;
   const style: MessagesRequestStyle = {
     maxOutputTokens: options.maxOutputTokens,
     info: options.info,
@@ -93,7 +92,7 @@ export function anthropicModel(options: AnthropicModelOptions): Model {
           const data = eventJson(event.data);
           if (event.event === "error") {
             const body = data as { error?: unknown } | undefined;
-            throw anthropicStreamError(provider, body?.error ?? body ?? event.data, keyEnv);
+            throw anthropicStreamError(provider, body?.error ?? body ?? event.data, where.keyEnv);
           }
           if (data !== undefined) yield* reader.read(data);
         }

@@ -7,13 +7,13 @@
  */
 
 import type { APIError } from "openai";
-import { ConfigError, ProviderError } from "../errors.ts";
+import { ProviderError } from "../errors.ts";
 import type { Model, ModelEvent, ModelRequest } from "../model.ts";
-import type { ProviderModelOptions } from "./model_options.ts";
+import { callSite, type ProviderModelOptions } from "./model_options.ts";
 import { chunkReader, streamError } from "./openai_chunks.ts";
 import { openaiClient } from "./openai_client.ts";
 import { chatRequest, type ChatRequestStyle } from "./openai_request.ts";
-import { type CallSite, sdkError, type SdkErrorReading, sdkResponse } from "./sdk_errors.ts";
+import { sdkError, type SdkErrorReading, sdkResponse } from "./sdk_errors.ts";
 import { eventJson, readSse } from "./sse.ts";
 
 /** OpenAI's own API. */
@@ -41,18 +41,17 @@ export interface OpenAIModelOptions extends ProviderModelOptions, ChatRequestSty
  * ```
  */
 export function openaiModel(options: OpenAIModelOptions): Model {
-  const provider = options.provider ?? "openai";
-  const baseURL = (options.baseURL ?? OPENAI_BASE_URL).replace(/\/+$/, "");
-  const keyEnv = options.keyEnv ?? "OPENAI_API_KEY";
-  if (!options.apiKey && baseURL === OPENAI_BASE_URL) {
-    throw new ConfigError(`No API key for ${provider}: set ${keyEnv}`);
-  }
+  const where = callSite(options, {
+    provider: "openai",
+    baseURL: OPENAI_BASE_URL,
+    keyEnv: "OPENAI_API_KEY",
+  });
+  const { provider, baseURL } = where;
   const style: ChatRequestStyle = {
     maxTokensParam: baseURL === OPENAI_BASE_URL ? "max_completion_tokens" : "max_tokens",
     ...options,
   };
   const idleTimeoutMs = options.idleTimeoutMs ?? 300_000;
-  const where: CallSite = { provider, keyEnv, model: options.model, baseURL };
   const connect = openaiClient({
     apiKey: options.apiKey,
     baseURL,

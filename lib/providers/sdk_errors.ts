@@ -9,18 +9,7 @@
 
 import { AgentError, ProviderError } from "../errors.ts";
 import { httpError, isConnectionLoss, unreachable } from "./http_errors.ts";
-
-/** Where a call went: named in the errors and their advice. */
-export interface CallSite {
-  /** The provider's name. */
-  provider: string;
-  /** The env var the key comes from. */
-  keyEnv: string;
-  /** The model asked for. */
-  model: string;
-  /** The API root called. */
-  baseURL: string;
-}
+import type { CallSite } from "./model_options.ts";
 
 /** The SDK's error for the API's answer. */
 export interface SdkApiError extends Error {
