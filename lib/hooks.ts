@@ -64,7 +64,7 @@ export interface Hooks {
     finishReason?: FinishReason;
   }): void | Promise<void>;
   /**
-   * Before each tool call (after the permission check): may block it or change its input. A
+   * Before each tool call (after the permission check): may refuse it or change its input. A
    * changed input goes to the permission callback again before the tool runs; refused, the call
    * is refused with the callback's reason.
    */

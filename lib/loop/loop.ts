@@ -2,7 +2,7 @@
  * The agent loop: input → model → tool calls → results back to the model → … until the model
  * answers. A function over options that streams {@link AgentEvent}s and returns a
  * {@link RunResult}. It holds no state between runs: history goes in and comes out. Each
- * request is kept inside the model's context window by compaction (`compaction.ts`).
+ * request is kept inside the model's context window by compaction (`lib/compaction`).
  *
  * @module
  */

@@ -1,6 +1,6 @@
 /**
  * The tool phase of a turn: the permission callback and hooks around each call, parallel
- * execution, the doom-loop guard over the results, and the events that report it.
+ * execution, the repeat guard over the results, and the events that report it.
  *
  * @module
  */
@@ -15,7 +15,7 @@ import { runToolCalls, type ToolRunOptions, type ToolRunResult } from "../tool_r
 
 /** What the tool phase needs. */
 export interface TurnToolsOptions {
-  /** The doom-loop guard of the run; none: calls are not compared. */
+  /** The repeat guard of the run; none: calls are not compared. */
   guard?: RepeatGuard;
   /** The tools, by name. */
   registry: ReadonlyMap<string, Tool>;
@@ -37,7 +37,7 @@ export interface TurnToolsResult {
 
 /**
  * Runs the calls of a turn, streaming `tool_call`, `tool_result` and `notice` events. Each
- * result goes to the doom-loop guard as it comes: a call repeated with the same result is
+ * result goes to the repeat guard as it comes: a call repeated with the same result is
  * flagged to the model, and too many such repeats stop the run once the turn's calls end.
  *
  * @example
@@ -84,7 +84,7 @@ export async function* runTurnTools(
 }
 
 /**
- * The permission callback and the `beforeToolCall` hook, as the tool runner's guard. An input
+ * The permission callback and the `beforeToolCall` hook, as the tool runner's check. An input
  * the hook changes is put to the permission callback again, so that a hook cannot turn an allowed
  * call into one the callback would refuse; an input given back unchanged is not asked about twice.
  *
@@ -92,7 +92,7 @@ export async function* runTurnTools(
  * ```ts
  * import { toolCallCheck } from "./tool_phase.ts";
  * if (toolCallCheck({}, ".", new AbortController().signal, () => 1) !== undefined) {
- *   throw new Error("no guard without a callback or a hook");
+ *   throw new Error("no check without a callback or a hook");
  * }
  * ```
  */
