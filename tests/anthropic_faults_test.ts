@@ -2,9 +2,11 @@ import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { Agent, anthropicModel } from "../mod.ts";
 import { startMockAnthropicServer } from "../lib/testing/mod.ts";
-import { type AnthropicRun, runAnthropic } from "./anthropic_support.ts";
+import { runAnthropic } from "./anthropic_support.ts";
 import {
   assertEveryCallAnswered,
+  assertFailedAtOnce,
+  assertRetriedOnce,
   collect,
   deltaText,
   eventsOf,
@@ -13,24 +15,6 @@ import {
 } from "./run_support.ts";
 
 const OVERLOADED = { type: "overloaded_error", message: "Overloaded" };
-
-function assertRetriedOnce(run: AnthropicRun, error: RegExp): void {
-  assert.equal(run.result.status, "success", run.result.error?.message);
-  const retries = eventsOf(run.events, "retry");
-  assert.equal(retries.length, 1);
-  assert.equal(retries[0].attempt, 1);
-  assert.match(retries[0].error, error);
-  assert.equal(run.requests.length, 2);
-}
-
-/** The run failed at once with `name`, after one request and no retry. */
-function assertFailedAtOnce(run: AnthropicRun, name: string, message: RegExp): void {
-  assert.equal(run.result.status, "error");
-  assert.equal(run.result.error?.name, name);
-  assert.match(run.result.error?.message ?? "", message);
-  assert.equal(run.requests.length, 1);
-  assert.deepEqual(eventsOf(run.events, "retry"), []);
-}
 
 Deno.test("anthropic provider: waits a 429's retry-after, then succeeds", async () => {
   const run = await runAnthropic([

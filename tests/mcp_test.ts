@@ -2,7 +2,6 @@ import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
-  type AgentEvent,
   ConfigError,
   type ConnectMcpOptions,
   connectMcpServers,
@@ -11,7 +10,6 @@ import {
   type McpConnection,
   parseMcpConfig,
   runAgent,
-  type RunResult,
   runToolCall,
   toolRegistry,
   type ToolRunResult,
@@ -19,6 +17,7 @@ import {
 import { scriptedModel } from "../lib/testing/mod.ts";
 import { _formatResult, _toolName } from "../lib/mcp/tools.ts";
 import { EVERYTHING_RUN } from "./mcp_support.ts";
+import { collect } from "./run_support.ts";
 
 const DENO_RUN = EVERYTHING_RUN;
 const STDIO: McpConfig = {
@@ -52,18 +51,6 @@ async function call(
     toolRegistry(mcp.tools),
     { cwd: Deno.cwd(), signal },
   );
-}
-
-async function collect(
-  run: AsyncGenerator<AgentEvent, RunResult>,
-): Promise<{ events: AgentEvent[]; result: RunResult }> {
-  const events: AgentEvent[] = [];
-  let step = await run.next();
-  while (!step.done) {
-    events.push(step.value);
-    step = await run.next();
-  }
-  return { events, result: step.value };
 }
 
 /** Whether a process still runs: it exists and is not a zombie waiting to be reaped. */

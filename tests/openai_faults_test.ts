@@ -2,33 +2,17 @@ import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { Agent, openaiModel } from "../mod.ts";
 import { startMockOpenAIServer } from "../lib/testing/mod.ts";
-import { type MockRun, runMock } from "./openai_support.ts";
+import { runMock } from "./openai_support.ts";
 import {
   assertEveryCallAnswered,
+  assertFailedAtOnce,
+  assertRetriedOnce,
   collect,
   deltaText,
   eventsOf,
   FAST_RETRY,
   recordingTools,
 } from "./run_support.ts";
-
-function assertRetriedOnce(run: MockRun, error: RegExp): void {
-  assert.equal(run.result.status, "success", run.result.error?.message);
-  const retries = eventsOf(run.events, "retry");
-  assert.equal(retries.length, 1);
-  assert.equal(retries[0].attempt, 1);
-  assert.match(retries[0].error, error);
-  assert.equal(run.requests.length, 2);
-}
-
-/** The run failed at once with `name`, after one request and no retry. */
-function assertFailedAtOnce(run: MockRun, name: string, message: RegExp): void {
-  assert.equal(run.result.status, "error");
-  assert.equal(run.result.error?.name, name);
-  assert.match(run.result.error?.message ?? "", message);
-  assert.equal(run.requests.length, 1);
-  assert.deepEqual(eventsOf(run.events, "retry"), []);
-}
 
 Deno.test("openai provider: waits retry-after-ms after a 429, then succeeds", async () => {
   const run = await runMock([

@@ -7,7 +7,14 @@
 
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { type AgentEvent, defineTool, type Message, type RetryOptions, type Tool } from "../mod.ts";
+import {
+  type AgentEvent,
+  defineTool,
+  type Message,
+  type RetryOptions,
+  type RunResult,
+  type Tool,
+} from "../mod.ts";
 
 /** Retries with tiny delays, so fault tests stay fast. */
 export const FAST_RETRY: RetryOptions = { initialDelayMs: 1, maxDelayMs: 5 };
@@ -95,4 +102,33 @@ export function assertEveryCallAnswered(messages: readonly Message[]): void {
     message.role === "tool" ? [message.toolCallId] : []
   );
   assert.deepEqual(answered.sort(), calls.sort());
+}
+
+/** What the fault assertions read of a run against a mock server. */
+export interface ServedRun {
+  /** Every event of the run. */
+  events: AgentEvent[];
+  /** The run's result. */
+  result: RunResult;
+  /** The requests the server received. */
+  requests: readonly unknown[];
+}
+
+/** Asserts that the run succeeded after one retry whose error matches, in two requests. */
+export function assertRetriedOnce(run: ServedRun, error: RegExp): void {
+  assert.equal(run.result.status, "success", run.result.error?.message);
+  const retries = eventsOf(run.events, "retry");
+  assert.equal(retries.length, 1);
+  assert.equal(retries[0].attempt, 1);
+  assert.match(retries[0].error, error);
+  assert.equal(run.requests.length, 2);
+}
+
+/** Asserts that the run failed at once with `name`, after one request and no retry. */
+export function assertFailedAtOnce(run: ServedRun, name: string, message: RegExp): void {
+  assert.equal(run.result.status, "error");
+  assert.equal(run.result.error?.name, name);
+  assert.match(run.result.error?.message ?? "", message);
+  assert.equal(run.requests.length, 1);
+  assert.deepEqual(eventsOf(run.events, "retry"), []);
 }

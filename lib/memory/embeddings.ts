@@ -7,6 +7,7 @@
 
 import type OpenAI from "openai";
 import { rootCause } from "../providers/http_errors.ts";
+import { openaiClient } from "../providers/openai_client.ts";
 import { MemoryError } from "./errors.ts";
 
 /** Where embeddings come from. */
@@ -61,22 +62,12 @@ export function openaiEmbedder(options: EmbeddingsOptions): Embedder {
     throw new RangeError(`Bad embeddings batchSize ${batchSize}: use a positive integer`);
   }
   if (!options.model) throw new TypeError("Embeddings need a model name");
-  let client: Promise<{ sdk: typeof import("openai"); client: OpenAI }> | undefined;
-  const connect = () =>
-    client ??= import("openai").then((sdk) => ({
-      sdk,
-      client: new sdk.OpenAI({
-        apiKey: options.apiKey || "none",
-        baseURL,
-        maxRetries: 0,
-        timeout: options.timeoutMs ?? 60_000,
-        fetch: options.fetch,
-        logLevel: "off",
-        organization: null,
-        project: null,
-        webhookSecret: null,
-      }),
-    }));
+  const connect = openaiClient({
+    apiKey: options.apiKey,
+    baseURL,
+    timeoutMs: options.timeoutMs ?? 60_000,
+    fetch: options.fetch,
+  });
   const where = `${baseURL} (${options.model})`;
 
   const request = async (texts: string[], signal?: AbortSignal): Promise<Float32Array[]> => {
