@@ -242,3 +242,42 @@ Deno.test("checkLayering() asks for a new folder to be placed in the ranks", () 
   assertCaught(problems, "unplaced", "lib/plugins is in no layer: place it in the ranks table");
   assertCaught(problems, "unplaced", "lib/hooks_extra is in no layer");
 });
+
+Deno.test("importing the package loads no provider SDK: they come by import() on first use", async () => {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", "--config", `${ROOT}/deno.json`, `${ROOT}/mod.ts`],
+    cwd: ROOT,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert(output.success, new TextDecoder().decode(output.stderr));
+  const info = JSON.parse(new TextDecoder().decode(output.stdout)) as {
+    roots: string[];
+    modules: {
+      specifier: string;
+      dependencies?: { code?: { specifier?: string }; isDynamic?: boolean }[];
+    }[];
+  };
+  const byName = new Map(info.modules.map((module) => [module.specifier, module]));
+  // Every module reached from mod.ts by static imports alone, and the npm packages they name.
+  const seen = new Set<string>();
+  const packages = new Set<string>();
+  const stack = [...info.roots];
+  while (stack.length > 0) {
+    const specifier = stack.pop()!;
+    if (seen.has(specifier)) continue;
+    seen.add(specifier);
+    for (const dependency of byName.get(specifier)?.dependencies ?? []) {
+      const to = dependency.code?.specifier;
+      if (!to || dependency.isDynamic) continue;
+      if (to.startsWith("npm:")) packages.add(to.replace(/^npm:\/?/, "").replace(/@[^@/]*$/, ""));
+      else stack.push(to);
+    }
+  }
+  assert(seen.size > 10, "deno info saw no imports");
+  assert(packages.has("zod"), `the static npm imports: ${[...packages].join(", ")}`);
+  for (const sdk of ["openai", "@anthropic-ai/sdk"]) {
+    assert(!packages.has(sdk), `${sdk} is imported statically from mod.ts`);
+  }
+});
