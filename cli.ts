@@ -6,6 +6,24 @@
  * deno run -A jsr:@x/agent "summarize README.md"
  * ```
  *
+ * {@link main} runs it from a program of your own, with the I/O it is given.
+ *
+ * @example
+ * ```ts
+ * import { main } from "@x/agent/cli";
+ *
+ * let out = "";
+ * const code = await main(["--version"], {
+ *   out: (text) => out += text,
+ *   err: () => {},
+ *   readStdin: () => Promise.resolve(undefined),
+ *   env: () => undefined,
+ *   color: false,
+ *   onInterrupt: () => () => {},
+ * });
+ * if (code !== 0 || !out.startsWith("agent ")) throw new Error("unexpected");
+ * ```
+ *
  * @module
  */
 
@@ -23,7 +41,7 @@ import { readStdin, STDIN_WAIT_MS } from "./lib/cli/stdin.ts";
 import { askTrustOnTerminal, type TrustAnswer, type TrustRequest } from "./lib/cli/trust.ts";
 import { readEnv } from "./lib/providers/resolve.ts";
 
-export type { CliOutput, HeadlessIo };
+export type { CliOutput, HeadlessIo, TrustAnswer, TrustRequest };
 
 export { DEFAULT_MODEL, STDIN_WAIT_MS };
 

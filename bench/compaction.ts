@@ -13,18 +13,10 @@
 
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import {
-  type AgentEvent,
-  defineTool,
-  loadTokenCounter,
-  type Message,
-  type ModelInfo,
-  requestTokens,
-  runAgent,
-  SUMMARY_SYSTEM_PROMPT,
-  type TokenCounter,
-  toolDefinitions,
-} from "../mod.ts";
+import { type AgentEvent, defineTool, type Message, type ModelInfo, runAgent } from "../mod.ts";
+import { loadTokenCounter, requestTokens, type TokenCounter } from "../lib/compaction/mod.ts";
+import { SUMMARY_SYSTEM_PROMPT } from "../lib/compaction/summary.ts";
+import { toolDefinitions } from "../lib/tool.ts";
 import { scriptedModel } from "../lib/testing/mod.ts";
 import { createCompactor } from "../lib/compaction/compact.ts";
 import { median, random } from "./stats.ts";

@@ -4,7 +4,12 @@
  * node). Run with `deno run -A bench/graph.ts`.
  */
 
-import { AgentBuilder, type CheckpointStore, fileCheckpoints, memoryCheckpoints } from "../mod.ts";
+import {
+  AgentBuilder,
+  type CheckpointStore,
+  fileCheckpoints,
+  memoryCheckpoints,
+} from "../lib/graph/mod.ts";
 
 function graph(iterations: number) {
   return new AgentBuilder("bench")

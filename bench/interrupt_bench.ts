@@ -7,7 +7,7 @@
 
 import { join } from "node:path";
 import { type MockReply, type MockServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
-import { SUMMARY_SYSTEM_PROMPT } from "../mod.ts";
+import { SUMMARY_SYSTEM_PROMPT } from "../lib/compaction/summary.ts";
 
 const MOD = new URL("../mod.ts", import.meta.url).pathname;
 

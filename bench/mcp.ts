@@ -13,13 +13,10 @@
  */
 
 import { z } from "zod";
-import {
-  connectMcpServers,
-  defineTool,
-  runToolCall,
-  type ToolCallPart,
-  toolRegistry,
-} from "../mod.ts";
+import { connectMcpServers } from "../lib/mcp/mod.ts";
+import { defineTool, type ToolCallPart } from "../mod.ts";
+import { runToolCall } from "../lib/tool_runner.ts";
+import { toolRegistry } from "../lib/tool.ts";
 
 const CALLS = Number(Deno.args[0] ?? 400);
 const WARMUP = 50;

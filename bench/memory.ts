@@ -13,7 +13,8 @@
  */
 
 import { join } from "node:path";
-import { openMemory, type RunLoop, vectorIndex } from "../lib/memory/mod.ts";
+import { openMemory, type RunLoop } from "../lib/memory/mod.ts";
+import { vectorIndex } from "../lib/memory/vector_index.ts";
 import { hashedEmbedding } from "../lib/testing/mod.ts";
 import { median, random } from "./stats.ts";
 

@@ -6,7 +6,8 @@
  */
 
 import { evaluateRules, parseRule, toolChecks } from "../lib/permissions/mod.ts";
-import { runToolCall, toolRegistry } from "../mod.ts";
+import { runToolCall } from "../lib/tool_runner.ts";
+import { toolRegistry } from "../lib/tool.ts";
 import { permissionPolicy } from "../lib/permissions/policy.ts";
 import { createGrepTool } from "../tools/grep.ts";
 

@@ -16,9 +16,10 @@
  */
 
 import { join } from "node:path";
-import { createBashTool, detectSandbox } from "../mod.ts";
-import * as sandbox from "../lib/sandbox/mod.ts";
-import type { SandboxArgsOptions } from "../lib/sandbox/mod.ts";
+import { createBashTool } from "../tools/mod.ts";
+import { detectSandbox } from "../lib/sandbox/mod.ts";
+import * as sandbox from "../lib/sandbox/bubblewrap.ts";
+import type { SandboxArgsOptions } from "../lib/sandbox/bubblewrap.ts";
 
 const RUNS = Number(Deno.args[0] ?? 200);
 const WARMUP = 20;

@@ -24,14 +24,11 @@
 
 import process from "node:process";
 import { fileURLToPath } from "node:url";
-import {
-  createAgentHandler,
-  createReadTool,
-  fileSessionStore,
-  type Model,
-  newServiceToken,
-  openMemory,
-} from "../mod.ts";
+import { createAgentHandler, newServiceToken } from "../lib/service/mod.ts";
+import { createReadTool } from "../tools/mod.ts";
+import { fileSessionStore } from "../lib/session/mod.ts";
+import type { Model } from "../mod.ts";
+import { openMemory } from "../lib/memory/mod.ts";
 import { median } from "./stats.ts";
 
 const RUNS = Number(Deno.args[0] ?? 100);

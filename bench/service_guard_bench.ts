@@ -4,7 +4,8 @@
  * as before), and a body of 1 MB read as it arrives, counted against the limit.
  */
 
-import { createAgentHandler, fileSessionStore, newServiceToken } from "../mod.ts";
+import { createAgentHandler, newServiceToken } from "../lib/service/mod.ts";
+import { fileSessionStore } from "../lib/session/mod.ts";
 import { checkAccess } from "../lib/service/auth.ts";
 import { listedSession } from "../lib/service/session_lookup.ts";
 import { scriptedModel } from "../lib/testing/scripted_model.ts";

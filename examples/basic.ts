@@ -12,7 +12,7 @@
  * @module
  */
 
-import { Agent } from "../mod.ts";
+import { Agent } from "@x/agent";
 import { calculator } from "./calculator.ts";
 import { createWeatherTool } from "./weather.ts";
 

@@ -6,7 +6,7 @@
  */
 
 import { z } from "zod";
-import { defineTool, type Tool } from "../mod.ts";
+import { defineTool, type Tool } from "@x/agent";
 
 const FUNCTIONS: Record<string, (...args: number[]) => number> = {
   abs: Math.abs,

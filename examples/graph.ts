@@ -14,7 +14,9 @@
  * @module
  */
 
-import { AgentBuilder, type Model, resolveModel } from "../mod.ts";
+import type { Model } from "@x/agent";
+import { AgentBuilder } from "@x/agent/graph";
+import { resolveModel } from "@x/agent/providers";
 import { calculator } from "./calculator.ts";
 
 /** Builds the example graph on `model`. */

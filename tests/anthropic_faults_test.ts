@@ -1,6 +1,7 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
-import { Agent, anthropicModel } from "../mod.ts";
+import { Agent } from "../mod.ts";
+import { anthropicModel } from "../lib/providers/mod.ts";
 import { startMockAnthropicServer } from "../lib/testing/mod.ts";
 import { runAnthropic } from "./anthropic_support.ts";
 import {

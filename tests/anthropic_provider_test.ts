@@ -1,6 +1,7 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
-import { Agent, anthropicModel, type Message } from "../mod.ts";
+import { Agent, type Message } from "../mod.ts";
+import { anthropicModel } from "../lib/providers/mod.ts";
 import { startMockAnthropicServer } from "../lib/testing/mod.ts";
 import { cacheBreakpoints, runAnthropic, wireTurns } from "./anthropic_support.ts";
 import { collect, deltaText, eventsOf, recordingTools } from "./run_support.ts";

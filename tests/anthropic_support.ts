@@ -9,13 +9,12 @@ import { z } from "zod";
 import {
   Agent,
   type AgentEvent,
-  anthropicModel,
-  type AnthropicModelOptions,
   defineTool,
   type Message,
   type RetryOptions,
   type RunResult,
 } from "../mod.ts";
+import { anthropicModel, type AnthropicModelOptions } from "../lib/providers/mod.ts";
 import {
   type MockAnthropicReply,
   type MockRequest,

@@ -8,7 +8,7 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { SUMMARY_SYSTEM_PROMPT } from "../mod.ts";
+import { SUMMARY_SYSTEM_PROMPT } from "../lib/compaction/summary.ts";
 import { type MockReply, type MockServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { denoDir, MOD, tempDir, Terminal } from "./terminal_support.ts";
 

@@ -7,7 +7,8 @@
 
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
-import { Agent, anthropicModel, openaiModel, ProviderError } from "../mod.ts";
+import { Agent, ProviderError } from "../mod.ts";
+import { anthropicModel, openaiModel } from "../lib/providers/mod.ts";
 import { startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { httpError } from "../lib/providers/http_errors.ts";
 import { collect, eventsOf, FAST_RETRY } from "./run_support.ts";

@@ -3,25 +3,29 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import {
   type AgentEvent,
-  compactConversation,
-  compactionLimits,
   ContextLengthError,
   defineTool,
-  loadTokenCounter,
   type Message,
-  messageTokens,
   type ModelInfo,
   type ModelRequest,
   ProviderError,
-  requestTokens,
   runAgent,
   type RunAgentOptions,
   type RunResult,
+} from "../mod.ts";
+import {
+  compactConversation,
+  compactionLimits,
+  loadTokenCounter,
+  messageTokens,
+  requestTokens,
+  type TokenCounter,
+} from "../lib/compaction/mod.ts";
+import {
   SUMMARY_MARKER,
   SUMMARY_SECTIONS,
   SUMMARY_SYSTEM_PROMPT,
-  type TokenCounter,
-} from "../mod.ts";
+} from "../lib/compaction/summary.ts";
 import { type ScriptedModel, scriptedModel, type ScriptedStep } from "../lib/testing/mod.ts";
 import { startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { summarize } from "../lib/compaction/summary.ts";
@@ -695,7 +699,8 @@ Deno.test("openai provider: a 400 about the context length compacts and the retr
     ],
   });
   const { tools } = recordingTools();
-  const { openaiModel, Agent } = await import("../mod.ts");
+  const { Agent } = await import("../mod.ts");
+  const { openaiModel } = await import("../lib/providers/mod.ts");
   const agent = new Agent({
     model: openaiModel({ model: "test-model", baseURL: server.url, apiKey: "sk-test" }),
     tools,

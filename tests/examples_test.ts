@@ -1,7 +1,8 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { runToolCall, toolRegistry } from "../mod.ts";
+import { runToolCall } from "../lib/tool_runner.ts";
+import { toolRegistry } from "../lib/tool.ts";
 import { startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { calculator, evaluate } from "../examples/calculator.ts";
 import { createWeatherTool } from "../examples/weather.ts";

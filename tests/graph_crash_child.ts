@@ -3,7 +3,7 @@
  * second node (after the first node's checkpoint), `resume` goes on from the checkpoint.
  */
 
-import { AgentBuilder, fileCheckpoints } from "../mod.ts";
+import { AgentBuilder, fileCheckpoints } from "../lib/graph/mod.ts";
 
 const [dir, mode] = Deno.args;
 const store = fileCheckpoints(dir);

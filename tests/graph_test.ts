@@ -5,13 +5,13 @@ import { z } from "zod";
 import {
   AgentBuilder,
   type Checkpoint,
-  defineTool,
   fileCheckpoints,
   GraphError,
   type GraphEvent,
   type GraphState,
   memoryCheckpoints,
-} from "../mod.ts";
+} from "../lib/graph/mod.ts";
+import { defineTool } from "../mod.ts";
 import { scriptedModel } from "../lib/testing/mod.ts";
 
 const noop = () => {};

@@ -73,7 +73,7 @@ Deno.test("an MCP stdio server under partial run grants is closed without a Deno
   await Deno.writeTextFile(
     script,
     `import { connectMcpServers } from ${
-      JSON.stringify(new URL("../mod.ts", import.meta.url).href)
+      JSON.stringify(new URL("../lib/mcp/mod.ts", import.meta.url).href)
     };
 const mcp = await connectMcpServers({ mcpServers: { everything: {
   command: Deno.execPath(), args: ${JSON.stringify([...EVERYTHING_RUN, "stdio"])} } } });

@@ -1,19 +1,17 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { ConfigError, runAgent, type ToolRunResult } from "../mod.ts";
 import {
-  ConfigError,
   type ConnectMcpOptions,
   connectMcpServers,
   loadMcpConfig,
   type McpConfig,
   type McpConnection,
   parseMcpConfig,
-  runAgent,
-  runToolCall,
-  toolRegistry,
-  type ToolRunResult,
-} from "../mod.ts";
+} from "../lib/mcp/mod.ts";
+import { runToolCall } from "../lib/tool_runner.ts";
+import { toolRegistry } from "../lib/tool.ts";
 import { scriptedModel } from "../lib/testing/mod.ts";
 import { _formatResult, _toolName } from "../lib/mcp/tools.ts";
 import { EVERYTHING_RUN } from "./mcp_support.ts";

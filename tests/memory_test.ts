@@ -4,20 +4,22 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import {
   type Anchor,
-  CHUNK_SIZE,
-  chunkText,
-  fuseRankings,
   type Iteration,
-  MAX_ARCHIVED_TEXT,
-  MEMORY_SCHEMA_VERSION,
   MemoryError,
   type MemoryStore,
   openMemory,
   openMemoryInWorker,
   type RunLoop,
-  segmentRunLoop,
-  vectorIndex,
 } from "../lib/memory/mod.ts";
+import {
+  CHUNK_SIZE,
+  chunkText,
+  MAX_ARCHIVED_TEXT,
+  segmentRunLoop,
+} from "../lib/memory/segments.ts";
+import { fuseRankings } from "../lib/memory/fts_query.ts";
+import { MEMORY_SCHEMA_VERSION } from "../lib/memory/schema.ts";
+import { vectorIndex } from "../lib/memory/vector_index.ts";
 import { ftsQuery, ftsTerms } from "../lib/memory/fts_query.ts";
 import { ftsSearcher } from "../lib/memory/fts_search.ts";
 import { openMemoryDatabase } from "../lib/memory/schema.ts";

@@ -1,6 +1,7 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
-import { Agent, openaiModel } from "../mod.ts";
+import { Agent } from "../mod.ts";
+import { openaiModel } from "../lib/providers/mod.ts";
 import { startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { runMock } from "./openai_support.ts";
 import {

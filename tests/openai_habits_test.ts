@@ -1,6 +1,7 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
-import { openaiModel, userMessage } from "../mod.ts";
+import { openaiModel } from "../lib/providers/mod.ts";
+import { userMessage } from "../mod.ts";
 import { type MockHabits, type MockReply, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { assertSentBack, type MockRun, runMock, wireMessages } from "./openai_support.ts";
 import { deltaText, eventsOf } from "./run_support.ts";

@@ -1,14 +1,12 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
+import { Agent, type AgentOptions, ConfigError } from "../mod.ts";
 import {
-  Agent,
-  type AgentOptions,
-  ConfigError,
   OPENAI_BASE_URL,
   openaiModel,
   PROVIDER_NAMES,
   resolveModel,
-} from "../mod.ts";
+} from "../lib/providers/mod.ts";
 import { type MockRequest, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { wireMessages } from "./openai_support.ts";
 import { collect, FAST_RETRY, recordingTools } from "./run_support.ts";

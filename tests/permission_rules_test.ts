@@ -8,8 +8,9 @@ import {
   type PermissionRule,
   type RuleDecision,
   type RuleKind,
-} from "../mod.ts";
-import { commandPattern, normalHost, toolChecks } from "../lib/permissions/mod.ts";
+} from "../lib/permissions/mod.ts";
+import { commandPattern, normalHost } from "../lib/permissions/match.ts";
+import { toolChecks } from "../lib/permissions/mod.ts";
 import { alwaysRules, permissionPolicy } from "../lib/permissions/policy.ts";
 
 const CWD = "/work/project";

@@ -1,7 +1,9 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Agent, ConfigError, costOf, defineTool, type Model, resolveModel } from "../mod.ts";
+import { Agent, ConfigError, defineTool, type Model } from "../mod.ts";
+import { costOf } from "../lib/cost.ts";
+import { resolveModel } from "../lib/providers/mod.ts";
 import { type CliIo, main } from "../cli.ts";
 import { loadSettings } from "../lib/cli/settings.ts";
 import { lookupModelInfo } from "../lib/providers/models.ts";

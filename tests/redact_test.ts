@@ -23,11 +23,11 @@ import {
   fileSessionStore,
   isSecretEnvName,
   projectSessionsDir,
-  redactValue,
-  SECRET_ENV_NAMES,
   secretRedactor,
   secretsFromEnv,
 } from "../lib/session/mod.ts";
+import { redactValue } from "../lib/secrets/redact.ts";
+import { SECRET_ENV_NAMES } from "../lib/secrets/secret_names.ts";
 import { startMockEmbeddingsServer } from "../lib/testing/mod.ts";
 import { tempDir } from "./terminal_support.ts";
 

@@ -1,25 +1,23 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { ConfigError, type ToolContext, type ToolOutput } from "../mod.ts";
 import {
-  ConfigError,
   connectMcpServers,
-  createBashTool,
-  detectSandbox,
   type McpConfig,
   type McpSandboxOptions,
   type McpStdioServerConfig,
   parseMcpConfig,
-  resolveSandbox,
-  runToolCall,
-  sandboxArgs,
-  sandboxEnv,
-  type ToolContext,
-  type ToolOutput,
-  toolRegistry,
-} from "../mod.ts";
+} from "../lib/mcp/mod.ts";
+import { createBashTool } from "../tools/mod.ts";
+import { detectSandbox, resolveSandbox } from "../lib/sandbox/mod.ts";
+import { runToolCall } from "../lib/tool_runner.ts";
+import { sandboxArgs } from "../lib/sandbox/bubblewrap.ts";
+import { sandboxEnv } from "../lib/sandbox/env.ts";
+import { toolRegistry } from "../lib/tool.ts";
 import type { BashToolOptions } from "../tools/bash.ts";
-import { guardPlan, holdPlaceholders, isPlaceholder, protectedEntry } from "../lib/sandbox/mod.ts";
+import { guardPlan, protectedEntry } from "../lib/sandbox/protected.ts";
+import { holdPlaceholders, isPlaceholder } from "../lib/sandbox/placeholders.ts";
 import { readSmallFileSync } from "../lib/sandbox/read_small.ts";
 
 // These tests run real bubblewrap. Where it cannot run, they are skipped, saying why; the

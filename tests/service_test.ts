@@ -6,14 +6,10 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { z } from "zod";
-import {
-  createAgentHandler,
-  defineTool,
-  memorySessionStore,
-  type Model,
-  resolveModel,
-  type Tool,
-} from "../mod.ts";
+import { createAgentHandler } from "../lib/service/mod.ts";
+import { defineTool, type Model, type Tool } from "../mod.ts";
+import { memorySessionStore } from "../lib/session/mod.ts";
+import { resolveModel } from "../lib/providers/mod.ts";
 import { type MockReply, type MockServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { openMemory } from "../lib/memory/sqlite.ts";
 import type { AgentHandlerOptions } from "../lib/service/handler.ts";

@@ -1,7 +1,9 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runToolCall, type ToolContext, type ToolOutput, toolRegistry } from "../mod.ts";
+import { runToolCall } from "../lib/tool_runner.ts";
+import type { ToolContext, ToolOutput } from "../mod.ts";
+import { toolRegistry } from "../lib/tool.ts";
 import { type BashToolOptions, createBashTool } from "../tools/bash.ts";
 
 const context = (cwd: string, signal = new AbortController().signal): ToolContext => ({

@@ -1,6 +1,9 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
-import { parseRule, runToolCall, type ToolOutput, toolRegistry } from "../mod.ts";
+import { parseRule } from "../lib/permissions/mod.ts";
+import { runToolCall } from "../lib/tool_runner.ts";
+import type { ToolOutput } from "../mod.ts";
+import { toolRegistry } from "../lib/tool.ts";
 import { permissionPolicy } from "../lib/permissions/policy.ts";
 import { createFetchTool, type FetchToolOptions } from "../tools/fetch.ts";
 

@@ -1,7 +1,10 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
-import { parseRule, runToolCall, type Tool, toolRegistry } from "../mod.ts";
+import { parseRule } from "../lib/permissions/mod.ts";
+import { runToolCall } from "../lib/tool_runner.ts";
+import type { Tool } from "../mod.ts";
+import { toolRegistry } from "../lib/tool.ts";
 import { permissionPolicy } from "../lib/permissions/policy.ts";
 import { memoryFs } from "../lib/testing/mod.ts";
 import { createGlobTool } from "../tools/glob.ts";

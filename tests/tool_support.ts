@@ -2,7 +2,9 @@
 
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
-import { runToolCall, type Tool, type ToolOutput, toolRegistry } from "../mod.ts";
+import { runToolCall } from "../lib/tool_runner.ts";
+import type { Tool, ToolOutput } from "../mod.ts";
+import { toolRegistry } from "../lib/tool.ts";
 
 /** Creates a temporary directory holding `files` (path → content) and gives its real path. */
 export async function tree(files: Record<string, string | Uint8Array>): Promise<string> {

@@ -1,6 +1,8 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
-import { type AgentEvent, runAgent, runToolCall, type ToolOutput, toolRegistry } from "../mod.ts";
+import { type AgentEvent, runAgent, type ToolOutput } from "../mod.ts";
+import { runToolCall } from "../lib/tool_runner.ts";
+import { toolRegistry } from "../lib/tool.ts";
 import { scriptedModel } from "../lib/testing/mod.ts";
 import { createTodoTool, type Todo, type TodoTool } from "../tools/todo.ts";
 

@@ -1,6 +1,8 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
-import { runToolCall, type Tool, type ToolOutput, toolRegistry } from "../mod.ts";
+import { runToolCall } from "../lib/tool_runner.ts";
+import type { Tool, ToolOutput } from "../mod.ts";
+import { toolRegistry } from "../lib/tool.ts";
 import { createWebSearchTool, webSearchFromEnv } from "../tools/web_search.ts";
 
 interface SeenRequest {

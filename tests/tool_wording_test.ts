@@ -4,7 +4,7 @@
 
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
-import { createLsTool, createReadTool, createWriteTool } from "../mod.ts";
+import { createLsTool, createReadTool, createWriteTool } from "../tools/mod.ts";
 import { createFetchTool } from "../tools/fetch.ts";
 import { call, execute, tree } from "./tool_support.ts";
 

@@ -1,16 +1,9 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { z } from "zod";
-import {
-  type AgentEvent,
-  defineTool,
-  runAgent,
-  runToolCall,
-  type Tool,
-  type ToolCallPart,
-  toolRegistry,
-  type ToolRunOptions,
-} from "../mod.ts";
+import { type AgentEvent, defineTool, runAgent, type Tool, type ToolCallPart } from "../mod.ts";
+import { runToolCall, type ToolRunOptions } from "../lib/tool_runner.ts";
+import { toolRegistry } from "../lib/tool.ts";
 import { scriptedModel } from "../lib/testing/mod.ts";
 
 const options = (extra: Partial<ToolRunOptions> = {}): ToolRunOptions => ({

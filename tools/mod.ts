@@ -1,12 +1,24 @@
 /**
- * The built-in tools: `read`, `write`, `edit`, `ls`, `glob`, `grep`, `bash`, `fetch`,
- * `web_search` (when a search API key is set) and `todo`.
+ * The built-in tools, each a factory whose file system can be swapped in tests: `read`,
+ * `write`, `edit`, `ls`, `glob`, `grep`, `bash`, `fetch`, `web_search` (when a search API key is
+ * set) and `todo`. {@link builtinTools} makes the whole set; each `create…Tool` makes one.
  *
  * @example
  * ```ts
- * import { builtinTools } from "./mod.ts";
+ * import { Agent } from "@x/agent";
+ * import { builtinTools, createReadTool } from "@x/agent/tools";
+ * import { scriptedModel } from "@x/agent/testing";
+ *
  * const names = builtinTools({ env: () => undefined }).map((tool) => tool.name);
  * if (!names.includes("read") || names.includes("web_search")) throw new Error("unexpected");
+ *
+ * const model = scriptedModel([
+ *   { toolCalls: [{ name: "read", input: { path: "deno.json" } }] },
+ *   { text: "Read it." },
+ * ]);
+ * const agent = new Agent({ model, tools: [createReadTool()] });
+ * const result = await agent.run("What is in deno.json?");
+ * if (result.toolCalls !== 1) throw new Error("unexpected");
  * ```
  *
  * @module
@@ -25,7 +37,8 @@ import { createTodoTool, type Todo } from "./todo.ts";
 import { webSearchFromEnv } from "./web_search.ts";
 import { createWriteTool } from "./write.ts";
 
-export { type BashInput, type BashToolOptions, createBashTool } from "./bash.ts";
+export { CAPABILITIES } from "../lib/tool.ts";
+export { type BashInput, type BashSandbox, type BashToolOptions, createBashTool } from "./bash.ts";
 export { createEditTool, type EditInput } from "./edit.ts";
 export { createFetchTool, type FetchInput, type FetchToolOptions } from "./fetch.ts";
 export {

@@ -4,10 +4,16 @@
  *
  * @example
  * ```ts
- * import { connectMcpServers, loadMcpConfig } from "./mod.ts";
+ * import { Agent } from "@x/agent";
+ * import { connectMcpServers, loadMcpConfig } from "@x/agent/mcp";
+ * import { scriptedModel } from "@x/agent/testing";
+ *
  * const { config } = await loadMcpConfig({ cwd: "/nonexistent", files: ['{"mcpServers":{}}'] });
  * await using mcp = await connectMcpServers(config);
  * if (mcp.tools.length !== 0) throw new Error("unexpected");
+ * // The servers' tools join the agent's own.
+ * const agent = new Agent({ model: scriptedModel([{ text: "Done." }]), tools: mcp.tools });
+ * if ((await agent.run("Go")).text !== "Done.") throw new Error("unexpected");
  * ```
  *
  * @module
@@ -16,15 +22,12 @@
 export {
   type ConnectMcpOptions,
   connectMcpServers,
-  MCP_DEFAULTS,
-  MCP_INHERITED_ENV,
   type McpConnection,
   type McpSandboxOptions,
   type McpServerState,
   type McpServerStatus,
   type McpTransportKind,
 } from "./client.ts";
-export { grantedEnv } from "./env.ts";
 export {
   type LoadedMcpConfig,
   loadMcpConfig,

@@ -5,7 +5,8 @@
  *
  * @example
  * ```ts
- * import { openMemory } from "./mod.ts";
+ * import { openMemory } from "@x/agent/memory";
+ *
  * const memory = await openMemory({ path: ":memory:" });
  * const at = "2025-01-01T00:00:00Z";
  * await memory.archive({
@@ -46,21 +47,4 @@ export type {
 export { openMemory } from "./sqlite.ts";
 export { openMemoryInWorker } from "./worker.ts";
 export { MemoryError, type MemoryErrorReason } from "./errors.ts";
-export { type Embedder, type EmbeddingsOptions, openaiEmbedder } from "./embeddings.ts";
-export { MEMORY_SCHEMA_VERSION } from "./schema.ts";
-export {
-  CHUNK_OVERLAP,
-  CHUNK_SIZE,
-  type ChunkOptions,
-  chunkText,
-  MAX_ARCHIVED_TEXT,
-  segmentRunLoop,
-} from "./segments.ts";
-export { ftsQuery, fuseRankings } from "./fts_query.ts";
-export {
-  type VectorHit,
-  type VectorIndex,
-  vectorIndex,
-  type VectorIndexOptions,
-  type VectorSearchOptions,
-} from "./vector_index.ts";
+export type { EmbeddingsOptions } from "./embeddings.ts";

@@ -1,11 +1,20 @@
 /**
- * The agent as an HTTP service: {@link createAgentHandler} for `Deno.serve` or a server of your
- * own, and {@link createAgentService} for the same without HTTP.
+ * The agent as a service: {@link createAgentService} runs the agent on messages, each placed in
+ * a run loop (one user goal), with runs that can be followed, joined and cancelled, saved
+ * sessions and long-term memory; {@link createAgentHandler} serves the same over HTTP (JSON and
+ * server-sent events, behind a bearer token) for `Deno.serve` or a server of your own.
  *
  * @example
  * ```ts
- * import { createAgentHandler, newServiceToken } from "./mod.ts";
- * import { scriptedModel } from "../testing/scripted_model.ts";
+ * import { createAgentHandler, createAgentService, newServiceToken } from "@x/agent/service";
+ * import { scriptedModel } from "@x/agent/testing";
+ *
+ * const service = createAgentService({ model: scriptedModel([{ text: "Done." }]) });
+ * const run = await service.start({ message: "Tidy the README", complete: true });
+ * const { result } = await run.done;
+ * if (result?.text !== "Done.") throw new Error("unexpected");
+ * await service.close();
+ *
  * const token = newServiceToken();
  * const handler = createAgentHandler({ model: scriptedModel([{ text: "Up." }]), token });
  * const health = await handler(new Request("http://localhost/v1/health"));
@@ -18,11 +27,9 @@
  * @module
  */
 
-export { checkAccess, isLoopback, newServiceToken, type Refusal } from "./auth.ts";
+export { newServiceToken } from "./auth.ts";
 export { type AgentHandler, type AgentHandlerOptions, createAgentHandler } from "./handler.ts";
-export { openApiDocument } from "./openapi.ts";
 export { type RunInfo, type RunListener, type RunSummary, ServiceRun } from "./run.ts";
-export { runLoopMessageSchema, type RunRequestBody, runRequestSchema } from "./schemas.ts";
 export {
   type AgentService,
   type AgentServiceOptions,
@@ -31,5 +38,3 @@ export {
   type RunRequest,
   ServiceError,
 } from "./service.ts";
-export { listedSession, loadListedSession, MIN_SESSION_PREFIX } from "./session_lookup.ts";
-export { sseResponse } from "./sse.ts";

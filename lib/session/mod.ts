@@ -6,7 +6,8 @@
  *
  * @example
  * ```ts
- * import { fileSessionStore, secretRedactor } from "./mod.ts";
+ * import { fileSessionStore, secretRedactor } from "@x/agent/session";
+ *
  * const dir = await Deno.makeTempDir();
  * const store = fileSessionStore({ dir, redact: secretRedactor(["sk-test-123456789"]) });
  * const writer = await store.create({ cwd: "/work", model: "openai/gpt-4.1-mini" });
@@ -22,7 +23,6 @@
  */
 
 export {
-  isProgramNote,
   type LoadedSession,
   type NewSession,
   SESSION_SCHEMA_VERSION,
@@ -35,7 +35,6 @@ export {
   type SessionStore,
   sessionTitle,
   type SessionWriter,
-  titleOf,
 } from "./store.ts";
 export { memorySessionStore } from "./memory_store.ts";
 export {
@@ -44,7 +43,7 @@ export {
   resumeSession,
   type ResumeSessionOptions,
 } from "./resume.ts";
-export { checkEntryLine, type EntryCheck, messageSchema, sessionEntrySchema } from "./schema.ts";
+export { sessionEntrySchema } from "./schema.ts";
 export {
   defaultSessionsDir,
   fileSessionStore,
@@ -54,13 +53,9 @@ export {
 } from "./file_store.ts";
 export {
   isSecretEnvName,
-  looksSecret,
   MIN_SECRET_LENGTH,
-  REDACTED,
   redactJsonLine,
   type Redactor,
-  redactValue,
-  SECRET_ENV_NAMES,
   secretRedactor,
   secretsFromEnv,
 } from "../secrets/redact.ts";
