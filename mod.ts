@@ -6,7 +6,7 @@
  * and the tool types, messages, the model interface, events and results, hooks, and the
  * errors. Each capability built around the loop has an entry of its own: `@x/agent/tools`,
  * `/providers`, `/compaction`, `/session`, `/memory`, `/runloop`, `/graph`, `/mcp`,
- * `/permissions`, `/sandbox`, `/service`, `/conversation`, `/testing` and `/cli`.
+ * `/permissions`, `/sandbox`, `/service`, `/testing` and `/cli`.
  *
  * Run as a program (`deno run -A jsr:@x/agent "task"`), this module starts the CLI.
  *
