@@ -7,7 +7,8 @@
 
 import { basename, join } from "node:path";
 import { MemoryError, type MemoryStore, openMemory, openMemoryInWorker } from "../memory/mod.ts";
-import { ensurePrivateDir, projectSessionsDir, type Redactor } from "../session/mod.ts";
+import { ensurePrivateDir } from "../files/private_files.ts";
+import { projectSessionsDir, type Redactor } from "../session/mod.ts";
 import type { Settings } from "./settings.ts";
 
 /** The memory settings. */

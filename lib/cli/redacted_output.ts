@@ -7,7 +7,7 @@
  * @module
  */
 
-import { redactJsonLine } from "../session/mod.ts";
+import { redactJsonLine } from "../secrets/redact.ts";
 import type { CliOutput } from "./render.ts";
 
 /**

@@ -7,13 +7,8 @@
 
 import type { McpConfig } from "../mcp/mod.ts";
 import { PRESETS } from "../providers/presets.ts";
-import {
-  isSecretEnvName,
-  MIN_SECRET_LENGTH,
-  type Redactor,
-  secretRedactor,
-  secretsFromEnv,
-} from "../session/mod.ts";
+import { type Redactor, secretRedactor } from "../secrets/redact.ts";
+import { isSecretEnvName, MIN_SECRET_LENGTH, secretsFromEnv } from "../secrets/secret_names.ts";
 import type { Settings } from "./settings.ts";
 import type { MemorySettings } from "./memory.ts";
 

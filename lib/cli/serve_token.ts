@@ -9,7 +9,7 @@
  */
 
 import { dirname, join } from "node:path";
-import { ensurePrivateDir } from "../session/mod.ts";
+import { ensurePrivateDir } from "../files/private_files.ts";
 
 /**
  * Where `agent serve` on `port` keeps the token it made.

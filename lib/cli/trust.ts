@@ -11,7 +11,7 @@ import { createHash } from "node:crypto";
 import { isAbsolute, join, relative, resolve } from "node:path";
 import type { ProjectReport } from "../events.ts";
 import type { ProjectGrants } from "./settings.ts";
-import { ensurePrivateDir } from "../session/mod.ts";
+import { ensurePrivateDir } from "../files/private_files.ts";
 import { readOwnFileSync } from "../files/own_files.ts";
 import { type McpConfig, parseMcpConfig } from "../mcp/config.ts";
 import type { ProjectFile, ProjectFiles } from "./project.ts";

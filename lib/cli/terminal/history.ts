@@ -5,7 +5,8 @@
  */
 
 import { dirname } from "node:path";
-import { ensurePrivateDir, ensurePrivateFile, secretRedactor } from "../../session/mod.ts";
+import { ensurePrivateDir, ensurePrivateFile } from "../../files/private_files.ts";
+import { secretRedactor } from "../../session/mod.ts";
 
 const MAX_LINES = 500;
 
