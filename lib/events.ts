@@ -77,7 +77,11 @@ export interface ProjectReport {
   withheld: string[];
 }
 
-/** What a run streams, in order: `start`, then turns, then `result`. */
+/**
+ * What the agent loop streams, in order: `start`, then turns, then `result`. The layers above
+ * extend it where they make their own events: a run loop's (`RunLoopEvent` in lib/runloop) and
+ * the service's (`ServiceEvent` in lib/service).
+ */
 export type AgentEvent =
   | {
     /** The run started. */
@@ -190,46 +194,10 @@ export type AgentEvent =
      * not summarize the conversation.
      */
     type: "notice";
-    /**
-     * What happened: a loop caught, a nudge sent, a summary that could not be made, or an error
-     * outside the run's own result (a service run that could not go on).
-     */
-    kind: "doom_loop" | "nudge" | "compaction_failed" | "error";
+    /** What happened: a loop caught, a nudge sent, a summary that could not be made. */
+    kind: "doom_loop" | "nudge" | "compaction_failed";
     /** What happened, in words; for `doom_loop` and `nudge`, the words sent to the model. */
     message: string;
-  }
-  | {
-    /** A run loop (one user goal) began, or a message joined an active one. */
-    type: "run_loop_start";
-    /** The run loop. */
-    runLoopId: string;
-    /** Its goal. */
-    goal: string;
-    /**
-     * How the message was routed: named by the user, judged a continuation of an active run
-     * loop, a new goal, or a new run loop seeded from a completed one the user named.
-     */
-    decision: "named" | "continue" | "new" | "reopened";
-    /** How sure the router was, when a model judged (0 to 1). */
-    confidence?: number;
-    /** Why, in words. */
-    reason: string;
-    /** The completed run loop this one goes on from. */
-    seededFrom?: string;
-    /** Tokens the router's model call used to place the message; the run's usage counts them. */
-    usage?: Usage;
-    /** What that call cost in US dollars, when the router's prices are known. */
-    costUsd?: number;
-  }
-  | {
-    /** A run loop ended and was archived. */
-    type: "run_loop_end";
-    /** The run loop. */
-    runLoopId: string;
-    /** How it ended. */
-    status: "completed" | "failed";
-    /** Iterations it had. */
-    iterations: number;
   }
   | {
     /** A turn ended. */

@@ -2,6 +2,7 @@ import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { type AgentEvent, defineTool } from "../mod.ts";
+import type { RunLoopEvent } from "../lib/runloop/events.ts";
 import { openMemory } from "../lib/memory/sqlite.ts";
 import type { RunLoop } from "../lib/memory/types.ts";
 import { runLoops } from "../lib/runloop/manager.ts";
@@ -13,8 +14,8 @@ import { type ScriptedModel, scriptedModel } from "../lib/testing/mod.ts";
 
 async function collect(
   options: RunInLoopOptions,
-): Promise<{ events: AgentEvent[]; result: RunInLoopResult }> {
-  const events: AgentEvent[] = [];
+): Promise<{ events: RunLoopEvent[]; result: RunInLoopResult }> {
+  const events: RunLoopEvent[] = [];
   const run = runInLoop(options);
   let step = await run.next();
   while (!step.done) {
@@ -154,7 +155,7 @@ Deno.test("run loops: a failed run fails its run loop; too many active ones comp
 
   const model = scriptedModel(() => ({ text: "ok" }));
   const goals = ["Paint the fence", "Bake bread", "Tune the piano"];
-  let last: AgentEvent[] = [];
+  let last: RunLoopEvent[] = [];
   for (const goal of goals) {
     last = (await collect({ model, loops, memory, message: goal, maxActive: 2 })).events;
   }
@@ -313,6 +314,14 @@ Deno.test("service: a routed message's router call counts in the usage and cost 
     message: "Fix the logout bug too",
     runLoopId: first.runLoopId,
   });
+  // Sent once the run's first model call is under way: it joins at the next turn boundary.
+  const { promise: turning, resolve: turned } = Promise.withResolvers<void>();
+  const stop = going.listen(0, {
+    event: (_, event) => event.type === "turn_start" && turned(),
+    end: () => {},
+  });
+  await turning;
+  stop();
   const queued = await service.send({ message: "and the login bug once more" });
   assert.equal(queued.delivery, "queued");
   assert.equal(queued.run, going);

@@ -4,11 +4,9 @@
  * @module
  */
 
-import { runLoops } from "../runloop/manager.ts";
-import { runInLoop } from "../runloop/run.ts";
 import type { RunStatus } from "../events.ts";
-import { conversation } from "../conversation/conversation.ts";
-import { permissionPolicy } from "../permissions/policy.ts";
+import type { RunLoopEvent } from "../runloop/events.ts";
+import { startConversation } from "../conversation/driver.ts";
 import type { CliArgs } from "./args.ts";
 import type { Prepared } from "./prepare.ts";
 import { type CliOutput, textRenderer } from "./render.ts";
@@ -39,30 +37,27 @@ export async function runHeadless(
   io: HeadlessIo,
 ): Promise<RunStatus> {
   const { setup } = prepared;
-  const talk = conversation({
-    store: prepared.store,
-    cwd: prepared.cwd,
-    model: prepared.modelSpec,
-    resumed: prepared.resumed,
-  });
-  const runOptions = {
+  const driver = startConversation({
     model: prepared.model,
+    modelSpec: prepared.modelSpec,
     tools: setup.tools,
     systemPrompt: prepared.systemPrompt,
-    maxTurns: options.maxTurns,
     cwd: setup.cwd,
-    capabilities: setup.capabilities,
-    sandbox: prepared.sandbox,
-    project: prepared.project,
+    maxTurns: options.maxTurns,
     // Headless: nobody can answer, so a rule that asks refuses.
-    permission: permissionPolicy({
-      rules: prepared.rules,
-      mode: () => prepared.mode.current,
-      roots: setup.roots,
-      protected: prepared.ownPaths,
-    }),
-    hooks: prepared.hooks,
-  };
+    permission: prepared.policy,
+    runOptions: {
+      capabilities: setup.capabilities,
+      sandbox: prepared.sandbox,
+      project: prepared.project,
+      hooks: prepared.hooks,
+    },
+    store: prepared.store,
+    resumed: prepared.resumed,
+    memory: prepared.memory,
+    recallTool: !options.tools || options.tools.includes("recall"),
+  });
+  const talk = driver.conversation;
   const controller = new AbortController();
   let interrupts = 0;
   const removeInterrupt = io.onInterrupt(() => {
@@ -93,24 +88,14 @@ export async function runHeadless(
   }
   try {
     // One task: a run loop that completes with the run, archived in the project's memory.
-    const events = runInLoop({
-      ...runOptions,
-      message: prompt,
-      loops: runLoops({ memory: prepared.memory }),
-      memory: prepared.memory,
-      recallTool: !options.tools || options.tools.includes("recall"),
-      messages: talk.messages,
-      compactionState: talk.compaction,
-      signal: controller.signal,
-      sessionId: talk.id,
-      complete: true,
-    });
+    const events = driver.send(prompt, { signal: controller.signal, complete: true });
     // A key the model streams in pieces is held back until it can be redacted whole.
-    const streamed = options.output === "stream-json" ? eventRedactor(prepared.redact) : undefined;
+    const streamed = options.output === "stream-json"
+      ? eventRedactor<RunLoopEvent>(prepared.redact)
+      : undefined;
     let step = await events.next();
     while (!step.done) {
       const event = step.value;
-      await talk.record(event);
       if (render) render(event);
       else if (streamed) {
         for (const next of streamed.push(event)) out(`${JSON.stringify(next)}\n`);
@@ -123,6 +108,6 @@ export async function runHeadless(
     return step.value.status;
   } finally {
     removeInterrupt();
-    await talk.close();
+    await driver.close();
   }
 }

@@ -45,7 +45,7 @@ import { runSecrets, secretEnvNames } from "./secrets.ts";
 import { loadMcpConfig } from "../mcp/mod.ts";
 import type { MemoryStore } from "../memory/mod.ts";
 import type { Hooks } from "../hooks.ts";
-import type { PermissionMode } from "../permissions/policy.ts";
+import type { PermissionMode, PolicyOptions } from "../permissions/policy.ts";
 import type { PermissionRule } from "../permissions/rules.ts";
 import { verboseModel } from "./verbose.ts";
 import { againWith, thisInvocation } from "./invocation.ts";
@@ -103,6 +103,11 @@ export interface Prepared {
   rules: PermissionRule[];
   /** The permission mode; the interactive session can switch it. */
   mode: { current: PermissionMode };
+  /**
+   * The permission policy of the run: the rules, the mode, the workspace roots and the agent's
+   * own directories. Without an `ask` added (headless, the service), a rule that asks refuses.
+   */
+  policy: PolicyOptions;
   /** The hooks: the settings' commands, and the plan-mode note. */
   hooks: Hooks;
   /** The project's long-term memory, when it is kept. */
@@ -242,14 +247,15 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
     })
     : undefined;
   const settingsFile = userSettingsPath(env);
+  const ownPaths = [
+    ...(settingsFile ? [dirname(settingsFile)] : []),
+    ...(sessionsDir ? [dirname(sessionsDir)] : []),
+  ];
   return {
     cwd,
     command,
     project,
-    ownPaths: [
-      ...(settingsFile ? [dirname(settingsFile)] : []),
-      ...(sessionsDir ? [dirname(sessionsDir)] : []),
-    ],
+    ownPaths,
     settings,
     modelSpec,
     model,
@@ -264,6 +270,7 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
     redact,
     rules,
     mode,
+    policy: { rules, mode: () => mode.current, roots: setup.roots, protected: ownPaths },
     hooks,
     close: async () => {
       await mcp?.close();

@@ -7,6 +7,7 @@
  */
 
 import type { AgentEvent } from "../events.ts";
+import type { RunLoopEvent } from "../runloop/events.ts";
 import { terminalText } from "./terminal_text.ts";
 
 /** Where the CLI writes. */
@@ -50,7 +51,7 @@ export interface TextRendererOptions {
 export function textRenderer(
   io: CliOutput,
   options: TextRendererOptions,
-): (event: AgentEvent) => void {
+): (event: RunLoopEvent) => void {
   const paint = (code: string, text: string) =>
     options.color ? `\x1b[${code}m${text}\x1b[0m` : text;
   const dim = (text: string) => paint("2", text);

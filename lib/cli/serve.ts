@@ -9,7 +9,6 @@
  * @module
  */
 
-import { permissionPolicy } from "../permissions/policy.ts";
 import { createAgentHandler } from "../service/handler.ts";
 import { isLoopback, newServiceToken } from "../service/auth.ts";
 import { type Redactor, secretRedactor } from "../session/mod.ts";
@@ -64,18 +63,13 @@ export async function runServe(
     tools: () => setup.tools.map((tool) => tool.name === "todo" ? createTodoTool() : tool),
     systemPrompt: prepared.systemPrompt,
     cwd: setup.cwd,
+    maxTurns: options.maxTurns,
+    // Nobody can answer a question: a rule that asks refuses.
+    permission: prepared.policy,
     runOptions: {
-      maxTurns: options.maxTurns,
       capabilities: setup.capabilities,
       sandbox: prepared.sandbox,
       project: prepared.project,
-      // Nobody can answer a question: a rule that asks refuses.
-      permission: permissionPolicy({
-        rules: prepared.rules,
-        mode: () => prepared.mode.current,
-        roots: setup.roots,
-        protected: prepared.ownPaths,
-      }),
       hooks: prepared.hooks,
     },
     memory: prepared.memory,

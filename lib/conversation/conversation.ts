@@ -1,12 +1,14 @@
 /**
- * The conversation of an interactive session: its history, its compaction state, the totals
- * of tokens and cost, and the session file it is saved to (created at the first message).
+ * What a conversation holds and saves as it goes: its history, its compaction state, the totals
+ * of tokens and cost, and the session file it is saved to (created at the first message). The
+ * driver (`startConversation`) records each run into one.
  *
  * @module
  */
 
 import type { CompactionState } from "../compaction_state.ts";
-import type { AgentEvent, RunResult } from "../events.ts";
+import type { RunResult } from "../events.ts";
+import type { RunLoopEvent } from "../runloop/events.ts";
 import type { Message } from "../messages.ts";
 import type { LoadedSession, ResumedSession, SessionStore, SessionWriter } from "../session/mod.ts";
 import { addUsage, emptyUsage, type Usage } from "../usage.ts";
@@ -29,7 +31,7 @@ export interface Conversation {
    * Saves what an event adds (messages, compactions) and counts the tokens and cost of every
    * model call it reports (turns, and the routing of a message).
    */
-  record(event: AgentEvent): Promise<void>;
+  record(event: RunLoopEvent): Promise<void>;
   /** Counts a model call made outside a run (the summary of `/compact`) in the totals. */
   count(usage: Usage, costUsd?: number): void;
   /** Takes a run's outcome as the new state. */

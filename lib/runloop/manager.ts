@@ -12,6 +12,7 @@ import type { Message } from "../messages.ts";
 import type { Model } from "../model.ts";
 import { costOf } from "../cost.ts";
 import { addUsage, emptyUsage, type Usage } from "../usage.ts";
+import type { RunLoopEndEvent, RunLoopStartEvent } from "./events.ts";
 import { routeMessage } from "./router.ts";
 
 /** How a message was placed, with the run loop it went to. */
@@ -19,7 +20,7 @@ export interface Placement {
   /** The run loop. */
   runLoop: RunLoop;
   /** The event that announces it. */
-  event: Extract<AgentEvent, { type: "run_loop_start" }>;
+  event: RunLoopStartEvent;
   /** What the model should know first when the run loop goes on from a completed one. */
   seed?: Message;
 }
@@ -83,7 +84,7 @@ export interface RunLoops {
   end(
     runLoopId: string,
     status: "completed" | "failed",
-  ): Promise<Extract<AgentEvent, { type: "run_loop_end" }>>;
+  ): Promise<RunLoopEndEvent>;
 }
 
 const MENTION = /\bloop:([0-9a-z-]{4,})\b/i;

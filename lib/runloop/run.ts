@@ -12,6 +12,7 @@ import type { RunAgentOptions } from "../loop/options.ts";
 import type { MemoryStore } from "../memory/memory.ts";
 import type { Message } from "../messages.ts";
 import { addUsage, emptyUsage, type Usage } from "../usage.ts";
+import type { RunLoopEvent } from "./events.ts";
 import { overflow, type Placement, type RoutingSpend, type RunLoops } from "./manager.ts";
 import { createRecallTool, memoryContext } from "./recall.ts";
 
@@ -73,7 +74,7 @@ export interface RunInLoopResult extends RunResult {
  */
 export async function* runInLoop(
   options: RunInLoopOptions,
-): AsyncGenerator<AgentEvent, RunInLoopResult> {
+): AsyncGenerator<RunLoopEvent, RunInLoopResult> {
   const { loops, memory, message } = options;
   const placement = options.placement ?? await loops.place(message, {
     runLoopId: options.runLoopId,

@@ -28,7 +28,7 @@ const _runResponses = {
     description: "The run's events as server-sent events (stream), or its result (JSON)",
     content: {
       "text/event-stream": {
-        schema: { type: "string", description: "`id: <seq>` and `data: <AgentEvent JSON>`" },
+        schema: { type: "string", description: "`id: <seq>` and `data: <ServiceEvent JSON>`" },
       },
       ..._json(_ref("RunStarted")),
     },
@@ -94,14 +94,15 @@ export function openApiDocument(version: string, basePath: string): Record<strin
             },
           },
         },
-        AgentEvent: {
+        ServiceEvent: {
           type: "object",
           required: ["type"],
           properties: { type: { type: "string" } },
           additionalProperties: true,
-          description: "start, run_loop_start, turn_start, text_delta, reasoning_delta, " +
-            "tool_call, tool_result, message, retry, compaction, notice, turn_end, " +
-            "run_loop_end, result",
+          description: "The agent loop's events (start, turn_start, text_delta, " +
+            "reasoning_delta, tool_call, tool_result, message, retry, compaction, notice, " +
+            "turn_end, result), the run loop's (run_loop_start, run_loop_end), and the " +
+            "service's notice of kind error",
         },
         Run: {
           type: "object",
@@ -114,7 +115,7 @@ export function openApiDocument(version: string, basePath: string): Record<strin
             endedAt: { type: "string", format: "date-time" },
             queued: { type: "integer", description: "Messages waiting for a turn boundary" },
             events: { type: "integer" },
-            result: _ref("AgentEvent"),
+            result: _ref("ServiceEvent"),
             error: {
               type: "string",
               description: "What went wrong when the run failed outside the agent loop",
@@ -130,7 +131,7 @@ export function openApiDocument(version: string, basePath: string): Record<strin
               description: "queued: the message joins the run going in its run loop",
             },
             run: _ref("Run"),
-            placement: _ref("AgentEvent"),
+            placement: _ref("ServiceEvent"),
           },
         },
       },

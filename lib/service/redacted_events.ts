@@ -11,14 +11,21 @@
 
 import type { AgentEvent } from "../events.ts";
 import { redactValue } from "../secrets/redact.ts";
+import type { ServiceEvent } from "./events.ts";
 
-/** Redacts the events of one run, in order. */
-export interface EventRedactor {
+/**
+ * Redacts the events of one run, in order. `E` is the union the run streams: the core's
+ * {@link AgentEvent}, a run loop's events, or the service's; its deltas are the core's.
+ */
+export interface EventRedactor<E extends { type: string } = ServiceEvent> {
   /** What to send for `event`: the delta text it lets go, or what was held back and itself. */
-  push(event: AgentEvent): AgentEvent[];
+  push(event: E): E[];
   /** What is still held back, as deltas (when the run ends). */
-  flush(): AgentEvent[];
+  flush(): E[];
 }
+
+/** A delta of the answer or the reasoning, as the core streams it. */
+type _Delta = Extract<AgentEvent, { type: _DeltaType }>;
 
 type _DeltaType = "text_delta" | "reasoning_delta";
 
@@ -55,15 +62,15 @@ const _URL_TAIL = /:\/\/[^\s/:@"\\]{0,256}(?::[^\s/@"\\]{0,256})?$/;
  * if (text !== "The key is [redacted], done.") throw new Error(text);
  * ```
  */
-export function eventRedactor(
+export function eventRedactor<E extends { type: string } = ServiceEvent>(
   redact: ((text: string) => string) & { readonly secrets?: readonly string[] },
-): EventRedactor {
+): EventRedactor<E | _Delta> {
   // Known secrets that a word boundary may cut: their start must be held back as such.
   const secrets = redact.secrets ?? [];
   const spaced = secrets.filter((secret) => _LAST_WORD.exec(secret)!.index > 0);
   const held: Record<_DeltaType, string> = { text_delta: "", reasoning_delta: "" };
 
-  const release = (type: _DeltaType, end: number): AgentEvent[] => {
+  const release = (type: _DeltaType, end: number): _Delta[] => {
     const text = held[type].slice(0, end);
     held[type] = held[type].slice(end);
     return text ? [{ type, text: redact(text) }] : [];
@@ -74,9 +81,7 @@ export function eventRedactor(
   ];
   return {
     push(event) {
-      if (event.type !== "text_delta" && event.type !== "reasoning_delta") {
-        return [...flush(), redactValue(event, redact)];
-      }
+      if (!_isDelta(event)) return [...flush(), redactValue(event, redact)];
       const other = event.type === "text_delta" ? "reasoning_delta" : "text_delta";
       const sent = release(other, held[other].length);
       held[event.type] += event.text;
@@ -84,6 +89,10 @@ export function eventRedactor(
     },
     flush,
   };
+}
+
+function _isDelta(event: { type: string }): event is _Delta {
+  return event.type === "text_delta" || event.type === "reasoning_delta";
 }
 
 /**

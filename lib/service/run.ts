@@ -6,6 +6,7 @@
  */
 
 import type { AgentEvent, RunStatus } from "../events.ts";
+import type { ServiceEvent } from "./events.ts";
 
 /** A run's result, as its last `result` event gives it. */
 export type RunSummary = Extract<AgentEvent, { type: "result" }>;
@@ -35,7 +36,7 @@ export interface RunInfo {
 /** Hears a run's events, then its end. */
 export interface RunListener {
   /** An event and its sequence number (from 1). */
-  event(seq: number, event: AgentEvent): void;
+  event(seq: number, event: ServiceEvent): void;
   /** The run ended: nothing follows. */
   end(): void;
   /** Events before `firstSeq` are no longer kept and were not replayed. */
@@ -59,7 +60,7 @@ export class ServiceRun {
   #endedAt?: string;
   #result?: RunSummary;
   #error?: string;
-  readonly #log: { seq: number; event: AgentEvent }[] = [];
+  readonly #log: { seq: number; event: ServiceEvent }[] = [];
   #seq = 0;
   readonly #maxEvents: number;
   readonly #listeners = new Set<RunListener>();
@@ -97,7 +98,7 @@ export class ServiceRun {
   }
 
   /** Records an event and hands it to the listeners. */
-  emit(event: AgentEvent): void {
+  emit(event: ServiceEvent): void {
     const seq = ++this.#seq;
     this.#log.push({ seq, event });
     if (this.#log.length > this.#maxEvents) this.#log.shift();

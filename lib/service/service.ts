@@ -6,16 +6,18 @@
  * @module
  */
 
-import type { AgentEvent, RunStatus } from "../events.ts";
-import { type Conversation, conversation } from "../conversation/conversation.ts";
+import type { RunStatus } from "../events.ts";
+import { type Driver, startConversation } from "../conversation/driver.ts";
 import type { RunAgentOptions } from "../loop/options.ts";
+import type { PermissionCallback } from "../hooks.ts";
 import type { MemoryStore, RetrievedSegment } from "../memory/mod.ts";
 import type { RunLoop } from "../memory/types.ts";
 import type { Model } from "../model.ts";
 import { type Placement, runLoops } from "../runloop/manager.ts";
-import { runInLoop } from "../runloop/run.ts";
 import type { LoadedSession, SessionInfo, SessionStore } from "../session/mod.ts";
+import type { PolicyOptions } from "../permissions/policy.ts";
 import type { Tool } from "../tool.ts";
+import type { ServiceEvent } from "./events.ts";
 import { eventRedactor } from "./redacted_events.ts";
 import { type RunInfo, ServiceRun } from "./run.ts";
 import { ServiceError } from "./service_error.ts";
@@ -33,12 +35,22 @@ export interface AgentServiceOptions {
   systemPrompt?: string;
   /** The working directory given to tools. */
   cwd?: string;
-  /** More options of every run: permission policy, hooks, capabilities, compaction, limits. */
+  /** Model calls allowed per run (default the loop's). */
+  maxTurns?: number;
+  /**
+   * Who may run a tool call: the permission rules and mode (nobody can answer a question, so a
+   * rule that asks refuses), or a permission callback of your own.
+   */
+  permission?: PolicyOptions | PermissionCallback;
+  /** More options of every run: hooks, capabilities, the sandbox report, compaction, limits. */
   runOptions?: Omit<
     RunAgentOptions,
     | "model"
     | "tools"
     | "systemPrompt"
+    | "cwd"
+    | "maxTurns"
+    | "permission"
     | "input"
     | "messages"
     | "signal"
@@ -152,21 +164,29 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
   const ended: ServiceRun[] = [];
   /** The run going in each busy run loop. */
   const busy = new Map<string, ServiceRun>();
-  const talks = new Map<string, Conversation>();
+  /** The conversation of each run loop, saved as a session of the same id. */
+  const conversations = new Map<string, Driver>();
   let closed = false;
 
-  const talkOf = (runLoopId: string) => {
-    let talk = talks.get(runLoopId);
-    if (!talk) {
-      talk = conversation({
+  const conversationOf = (runLoopId: string) => {
+    let driver = conversations.get(runLoopId);
+    if (!driver) {
+      driver = startConversation({
+        model: options.model,
+        tools: options.tools,
+        systemPrompt: options.systemPrompt,
+        cwd: options.cwd,
+        maxTurns: options.maxTurns,
+        permission: options.permission,
+        runOptions: options.runOptions,
         store: options.sessions,
-        cwd: options.cwd ?? ".",
-        model: `${options.model.provider}/${options.model.id}`,
         id: runLoopId,
+        memory: options.memory,
+        runLoops: loops,
       });
-      talks.set(runLoopId, talk);
+      conversations.set(runLoopId, driver);
     }
-    return talk;
+    return driver;
   };
   const resolveActive = (id: string) => {
     const matches = loops.active().filter((loop) => loop.id.startsWith(id));
@@ -208,7 +228,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
 
   const _drive = async (run: ServiceRun, first: Placement, request: RunRequest) => {
     const redactor = options.redact ? eventRedactor(options.redact) : undefined;
-    const emit = (event: AgentEvent) => {
+    const emit = (event: ServiceEvent) => {
       if (!redactor) return run.emit(event);
       for (const redacted of redactor.push(event)) run.emit(redacted);
     };
@@ -220,33 +240,19 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
         const loopId = placement.runLoop.id;
         run.runLoopId = loopId;
         busy.set(loopId, run);
-        const talk = talkOf(loopId);
-        const events = runInLoop({
-          ...options.runOptions,
-          model: options.model,
-          tools: typeof options.tools === "function" ? options.tools() : options.tools,
-          systemPrompt: options.systemPrompt,
-          cwd: options.cwd,
-          maxTurns: request.maxTurns ?? options.runOptions?.maxTurns,
-          message,
+        const events = conversationOf(loopId).send(message, {
           placement,
-          loops,
-          memory: options.memory,
-          messages: talk.messages,
-          compactionState: talk.compaction,
-          sessionId: loopId,
           signal: run.controller.signal,
           pendingInput: () => run.queue.splice(0).map((content) => ({ role: "user", content })),
+          maxTurns: request.maxTurns,
           maxActive: Number.MAX_SAFE_INTEGER,
           complete: request.complete,
         });
         let step = await events.next();
         while (!step.done) {
-          await talk.record(step.value);
           emit(step.value);
           step = await events.next();
         }
-        talk.settle(step.value);
         status = step.value.status;
         // Checked and ended with no await between, so that no message can slip in unseen.
         if (run.queue.length === 0 || status === "aborted" || closed) break;
@@ -286,9 +292,9 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
 
   /** Closes the session of a run loop that ended. */
   const _forget = async (runLoopId: string) => {
-    const talk = talks.get(runLoopId);
-    talks.delete(runLoopId);
-    await talk?.close();
+    const driver = conversations.get(runLoopId);
+    conversations.delete(runLoopId);
+    await driver?.close();
   };
 
   /** Completes the oldest idle run loops beyond the limit. */
@@ -420,7 +426,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       const going = [...running.values()];
       for (const run of going) run.controller.abort();
       await Promise.all(going.map((run) => run.done));
-      for (const id of [...talks.keys()]) await _forget(id);
+      for (const id of [...conversations.keys()]) await _forget(id);
     },
   };
 }

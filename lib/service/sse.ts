@@ -1,12 +1,13 @@
 /**
  * A run's events as server-sent events: `id:` is the event's sequence number (so a client that
- * comes back sends `Last-Event-ID` and misses nothing still kept), `data:` the AgentEvent as
- * JSON. A comment every 15 s keeps proxies from closing a quiet stream; the stream ends with
- * the run.
+ * comes back sends `Last-Event-ID` and misses nothing still kept), `data:` the event (a
+ * `ServiceEvent`) as JSON. A comment every 15 s keeps proxies from closing a quiet stream; the
+ * stream ends with the run.
  *
  * @module
  */
 
+import type { ServiceNotice } from "./events.ts";
 import type { ServiceRun } from "./run.ts";
 
 /** How often a quiet stream gets a keep-alive comment. */
@@ -34,7 +35,7 @@ export function sseResponse(
         },
         gap(first) {
           const missed = first - 1 - Math.max(0, after);
-          const note = {
+          const note: ServiceNotice = {
             type: "notice",
             kind: "error",
             message: `${missed === 1 ? "1 event is" : `${missed} events are`} no longer kept; ` +

@@ -11,34 +11,25 @@ import process from "node:process";
 import readline from "node:readline";
 import { Writable } from "node:stream";
 import type { MemoryStore } from "../../memory/mod.ts";
-import { runLoops } from "../../runloop/manager.ts";
-import { runInLoop } from "../../runloop/run.ts";
 import type { CapabilityStates, WithheldTool } from "../capabilities.ts";
 import type { SandboxReport } from "../../sandbox/policy.ts";
 import type { ProjectReport } from "../../events.ts";
-import { compactConversation } from "../../compaction/compact.ts";
-import { costOf } from "../../cost.ts";
 import type { Message } from "../../messages.ts";
 import type { Model } from "../../model.ts";
 import {
   forkNotice,
   type LoadedSession,
-  resumeSession,
   SessionError,
   type SessionStore,
 } from "../../session/mod.ts";
 import type { Tool } from "../../tool.ts";
 import type { Hooks, PermissionRequest } from "../../hooks.ts";
-import {
-  type PermissionAnswer,
-  type PermissionMode,
-  permissionPolicy,
-} from "../../permissions/policy.ts";
+import type { PermissionAnswer, PermissionMode } from "../../permissions/policy.ts";
 import type { PermissionRule } from "../../permissions/rules.ts";
 import { terminalText } from "../terminal_text.ts";
 import { attachFiles, completePath } from "./attach.ts";
 import { commandNames, runCommand } from "./commands.ts";
-import { type Conversation, conversation } from "../../conversation/conversation.ts";
+import { startConversation } from "../../conversation/driver.ts";
 import { answerOf, denoWillAsk, describeAlways, describeCall } from "./question.ts";
 import { recap } from "./recap.ts";
 import { runView } from "./render.ts";
@@ -111,14 +102,6 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
   /** Where a resumed conversation left off. */
   const recapOf = (messages: readonly Message[]) =>
     recap(messages, { columns: process.stdout.columns ?? 80, color: options.color });
-  let model = options.model;
-  let modelSpec = options.modelSpec;
-  let talk: Conversation = conversation({
-    store: options.store,
-    cwd: options.cwd,
-    model: modelSpec,
-    resumed: options.resumed,
-  });
   let running: AbortController | undefined;
   let lastInterrupt = 0;
   let closed = false;
@@ -261,32 +244,33 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     asking = next.catch(() => {});
     return next;
   };
-  const permission = permissionPolicy({
-    rules: options.rules,
-    mode: () => options.mode.current,
-    ask,
-    roots: options.roots,
-    protected: options.ownPaths,
-  });
-  // One conversation, one run loop at a time: there is nothing to route between.
-  const loops = runLoops({ memory: options.memory });
-  let loopId: string | undefined;
-  /** Ends the conversation's run loop (archived in the project's memory, if kept). */
-  const endLoop = async () => {
-    for (const loop of loops.active()) await loops.end(loop.id, "completed").catch(() => {});
-    loopId = undefined;
-  };
-  const runOptions = () => ({
-    model,
+  const driver = startConversation({
+    model: options.model,
+    modelSpec: options.modelSpec,
     tools: options.tools,
     systemPrompt: options.systemPrompt,
-    maxTurns: options.maxTurns,
     cwd: options.cwd,
-    capabilities: options.capabilities,
-    sandbox: options.sandbox,
-    project: options.project,
-    permission,
-    hooks: options.hooks,
+    maxTurns: options.maxTurns,
+    // The user answers what a rule or the mode asks.
+    permission: {
+      rules: options.rules,
+      mode: () => options.mode.current,
+      ask,
+      roots: options.roots,
+      protected: options.ownPaths,
+    },
+    runOptions: {
+      capabilities: options.capabilities,
+      sandbox: options.sandbox,
+      project: options.project,
+      hooks: options.hooks,
+    },
+    store: options.store,
+    resumed: options.resumed,
+    memory: options.memory,
+    recallTool: options.recallTool,
+    // One conversation, one run loop at a time: there is nothing to route between.
+    placing: "continue",
   });
 
   /**
@@ -316,24 +300,9 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     muted = true;
     try {
       // Each message goes on in the conversation's run loop; a failed run ended it.
-      const current = loops.active().find((loop) => loop.id === loopId);
-      const placement = await loops.place(
-        content,
-        current ? { runLoopId: current.id } : { fresh: true },
-      );
-      loopId = placement.runLoop.id;
-      const events = runInLoop({
-        ...runOptions(),
-        message: content,
-        placement,
-        loops,
-        memory: options.memory,
-        recallTool: options.recallTool,
-        messages: talk.messages,
+      const events = driver.send(content, {
         signal: running.signal,
-        sessionId: talk.id,
         pendingInput: () => queue.splice(0),
-        compactionState: talk.compaction,
       });
       let step = await events.next();
       while (!step.done) {
@@ -344,10 +313,8 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
         view.show(event);
         // Deno's permission prompt must not share its line with the spinner.
         if (cooked && event.type === "tool_call") view.stop();
-        await talk.record(event);
         step = await events.next();
       }
-      talk.settle(step.value);
     } finally {
       cook(false);
       view.stop();
@@ -358,30 +325,16 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
 
   const context = {
     write,
-    conversation: () => talk,
-    clear: async () => {
-      await endLoop();
-      await talk.close();
-      talk = conversation({ store: options.store, cwd: options.cwd, model: modelSpec });
-    },
+    conversation: () => driver.conversation,
+    clear: () => driver.restart(),
     resume: async (id: string) => {
       if (!options.store) throw new Error("sessions are not saved in this run");
-      const loaded = await options.store.load(id).catch((error) => {
+      const held = await driver.resume(id).catch((error) => {
         // The store's own hint names the CLI's flag; here the command lists them.
         if (error instanceof SessionError && error.reason === "not_found") {
           throw new Error(`No session matches "${id}": list them with /sessions`);
         }
         throw error;
-      });
-      await endLoop();
-      await talk.close();
-      // Held from now on; a session another process writes goes on in a copy of its history.
-      const held = await resumeSession(options.store, loaded.header.id, { fork: true });
-      talk = conversation({
-        store: options.store,
-        cwd: options.cwd,
-        model: modelSpec,
-        resumed: held,
       });
       for (const warning of held.warnings) write(paint("33", `${terminalText(warning)}\n`));
       if (held.forkedFrom) write(paint("33", `${terminalText(forkNotice(held))}\n`));
@@ -389,25 +342,12 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
       write(recapOf(held.messages));
     },
     compact: async (focus: string) => {
-      if (talk.messages.length === 0) {
-        write("Nothing to compact yet.\n");
-        return;
-      }
       running = new AbortController();
       try {
-        const compacted = await compactConversation({
-          model,
-          messages: talk.messages,
-          systemPrompt: options.systemPrompt,
-          state: talk.compaction,
-          focus: focus || undefined,
-          signal: running.signal,
-        });
-        await talk.compacted(compacted.state, compacted.tokensBefore, compacted.tokensAfter);
+        const compacted = await driver.compact({ focus, signal: running.signal });
+        if (!compacted) return write("Nothing to compact yet.\n");
         // The summary is a model call like any other: counted, and said.
         const { usage } = compacted;
-        const pricing = model.info?.pricing;
-        talk.count(usage, pricing ? costOf(usage, pricing) : undefined);
         write(
           `Compacted: ${compacted.tokensBefore} → ${compacted.tokensAfter} tokens. The summary ` +
             `took ${usage.inputTokens} in / ${usage.outputTokens} out tokens.\n`,
@@ -416,11 +356,9 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
         running = undefined;
       }
     },
-    model: () => modelSpec,
+    model: () => driver.modelSpec,
     switchModel: async (spec: string) => {
-      model = options.resolveModel(spec);
-      modelSpec = spec;
-      await talk.switchModel(spec);
+      await driver.switchModel(options.resolveModel(spec), spec);
     },
     tools: () => ({ offered: options.tools.map((tool) => tool.name), withheld: options.withheld }),
     permissionMode: () => options.mode.current,
@@ -493,12 +431,12 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     running?.abort();
     view.stop();
     // The goal of this session is done: archive it in the project's memory.
-    await endLoop();
-    await talk.close();
+    await driver.endRunLoop();
+    await driver.close();
     // Left from the prompt: what comes next (the shell's prompt) starts on a line of its own.
     if (prompting) write("\n");
-    if (talk.saved) {
-      const id = talk.id.slice(0, 8);
+    if (driver.conversation.saved) {
+      const id = driver.conversation.id.slice(0, 8);
       write(
         paint(
           "2",
@@ -513,7 +451,7 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     ? `Resumed session ${options.resumed.header.id.slice(0, 8)} (${
       _messages(options.resumed.messages.length)
     }).`
-    : `agent · ${modelSpec} · ${options.cwd}`;
+    : `agent · ${driver.modelSpec} · ${options.cwd}`;
   write(`${paint("2", `${intro} /help for commands, Ctrl+C to stop or leave.`)}\n`);
   if (options.resumed) write(recapOf(options.resumed.messages));
   prompt();

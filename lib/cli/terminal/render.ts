@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { AgentEvent } from "../../events.ts";
+import type { RunLoopEvent } from "../../runloop/events.ts";
 import { formatUsd, retryLine } from "../render.ts";
 import { terminalText } from "../terminal_text.ts";
 import { markdownStream } from "./markdown.ts";
@@ -28,7 +28,7 @@ export interface ScreenOptions {
 /** Draws the events of runs; `stop()` clears what is transient (the spinner). */
 export interface RunView {
   /** Draws one event. */
-  show(event: AgentEvent): void;
+  show(event: RunLoopEvent): void;
   /** Stops the spinner and ends the current answer's line. */
   stop(): void;
   /** Shows the spinner again while tools still run (after a question to the user hid it). */
