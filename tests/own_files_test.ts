@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { readProjectFiles } from "../lib/cli/project.ts";
 import { trustStore } from "../lib/cli/trust.ts";
 import { findInstructions } from "../lib/cli/system_prompt.ts";
-import { ensurePrivateDir } from "../lib/session/mod.ts";
+import { ensurePrivateDir } from "../lib/files/private_files.ts";
 import { tempDir } from "./terminal_support.ts";
 
 const NOBODY = 65534;

@@ -9,12 +9,11 @@ import { dirname, resolve } from "node:path";
 import { ConfigError } from "../errors.ts";
 import type { Model } from "../model.ts";
 import { parseModelSpec, resolveModel, thinkingBudgetNote } from "../providers/resolve.ts";
+import { checkPrivateDir, ensurePrivateDir } from "../files/private_files.ts";
+import { forkNotice } from "../session/resume.ts";
 import {
-  checkPrivateDir,
   defaultSessionsDir,
-  ensurePrivateDir,
   fileSessionStore,
-  forkNotice,
   type LoadedSession,
   type Redactor,
   type ResumedSession,

@@ -7,11 +7,11 @@
  *
  * @example
  * ```ts
- * import { startConversation } from "./mod.ts";
- * import { defineTool } from "../tool.ts";
- * import { parseRule } from "../permissions/mod.ts";
- * import { memorySessionStore } from "../session/mod.ts";
- * import { scriptedModel } from "../testing/mod.ts";
+ * import { startConversation } from "@x/agent/conversation";
+ * import { defineTool } from "@x/agent";
+ * import { parseRule } from "@x/agent/permissions";
+ * import { memorySessionStore } from "@x/agent/session";
+ * import { scriptedModel } from "@x/agent/testing";
  * import { z } from "zod";
  *
  * let ran = false;

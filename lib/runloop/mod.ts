@@ -39,3 +39,4 @@ export { type RouteDecision, routeMessage, type RouteOptions } from "./router.ts
 export { runInLoop, type RunInLoopOptions, type RunInLoopResult } from "./run.ts";
 export { createRecallTool, memoryContext, type RecallInput } from "./recall.ts";
 export type { Iteration, RunLoop, RunLoopStatus } from "../memory/mod.ts";
+export type { RunLoopEndEvent, RunLoopEvent, RunLoopStartEvent } from "./events.ts";

@@ -38,3 +38,4 @@ export {
   type RunRequest,
   ServiceError,
 } from "./service.ts";
+export type { ServiceEvent, ServiceNotice } from "./events.ts";

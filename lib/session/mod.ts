@@ -37,12 +37,7 @@ export {
   type SessionWriter,
 } from "./store.ts";
 export { memorySessionStore } from "./memory_store.ts";
-export {
-  forkNotice,
-  type ResumedSession,
-  resumeSession,
-  type ResumeSessionOptions,
-} from "./resume.ts";
+export { type ResumedSession, resumeSession, type ResumeSessionOptions } from "./resume.ts";
 export { sessionEntrySchema } from "./schema.ts";
 export {
   defaultSessionsDir,
@@ -53,10 +48,7 @@ export {
 } from "./file_store.ts";
 export {
   isSecretEnvName,
-  MIN_SECRET_LENGTH,
-  redactJsonLine,
   type Redactor,
   secretRedactor,
   secretsFromEnv,
 } from "../secrets/redact.ts";
-export { checkPrivateDir, ensurePrivateDir, ensurePrivateFile } from "../files/private_files.ts";

@@ -16,12 +16,8 @@ import type { SandboxReport } from "../../sandbox/policy.ts";
 import type { ProjectReport } from "../../events.ts";
 import type { Message } from "../../messages.ts";
 import type { Model } from "../../model.ts";
-import {
-  forkNotice,
-  type LoadedSession,
-  SessionError,
-  type SessionStore,
-} from "../../session/mod.ts";
+import { type LoadedSession, SessionError, type SessionStore } from "../../session/mod.ts";
+import { forkNotice } from "../../session/resume.ts";
 import type { Tool } from "../../tool.ts";
 import type { Hooks, PermissionRequest } from "../../hooks.ts";
 import type { PermissionAnswer, PermissionMode } from "../../permissions/policy.ts";
