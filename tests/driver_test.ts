@@ -7,6 +7,7 @@ import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { startConversation } from "../lib/conversation/mod.ts";
+import { createAgentService } from "../lib/service/mod.ts";
 import { openMemory } from "../lib/memory/mod.ts";
 import { parseRule } from "../lib/permissions/rules.ts";
 import type { RunLoopEvent } from "../lib/runloop/events.ts";
@@ -278,4 +279,21 @@ Deno.test("startConversation() restarts afresh, or resumes a saved session, keep
     assert.equal((await store.load(firstId)).messages.length, 4);
     await assert.rejects(driver.resume("ffffffff"), /No session/);
   });
+});
+
+Deno.test("a permission callback passed in runOptions is refused, never dropped", () => {
+  const deny = () => ({ behavior: "deny" as const, reason: "no" });
+  const model = scriptedModel([{ text: "x" }]);
+  assert.throws(
+    () => startConversation({ model, runOptions: { permission: deny } as never }),
+    (error: Error) => error instanceof TypeError && /`permission` option/.test(error.message),
+  );
+  assert.throws(
+    () => createAgentService({ model, runOptions: { permission: deny } as never }),
+    (error: Error) => error instanceof TypeError && /runOptions\.permission/.test(error.message),
+  );
+  assert.throws(
+    () => createAgentService({ model, runOptions: { maxTurns: 3 } as never }),
+    /runOptions\.maxTurns/,
+  );
 });

@@ -183,6 +183,7 @@ export interface Driver {
  * ```
  */
 export function startConversation(options: DriverOptions): Driver {
+  checkRunOptions(options.runOptions);
   let model = options.model;
   let modelSpec = options.modelSpec ?? `${model.provider}/${model.id}`;
   const open = (resumed?: LoadedSession, id?: string) =>
@@ -297,4 +298,34 @@ export function startConversation(options: DriverOptions): Driver {
       await talk.close();
     },
   };
+}
+
+/** The options of a run the driver sets itself, each from an option of its own. */
+const _OWN_OPTIONS = ["model", "tools", "systemPrompt", "cwd", "maxTurns", "permission"] as const;
+
+/**
+ * Refuses `runOptions` that carry what the driver sets from options of its own: a permission
+ * callback there would otherwise be dropped without a word, and every tool call let through.
+ *
+ * @example
+ * ```ts
+ * import { checkRunOptions } from "./driver.ts";
+ * let refused = false;
+ * try {
+ *   checkRunOptions({ permission: () => ({ behavior: "deny", reason: "no" }) } as never);
+ * } catch {
+ *   refused = true;
+ * }
+ * if (!refused) throw new Error("unexpected");
+ * ```
+ */
+export function checkRunOptions(runOptions: DriverRunOptions | undefined): void {
+  if (!runOptions) return;
+  for (const key of _OWN_OPTIONS) {
+    if ((runOptions as Record<string, unknown>)[key] !== undefined) {
+      throw new TypeError(
+        `runOptions.${key} is not taken here: pass it as the \`${key}\` option itself`,
+      );
+    }
+  }
 }

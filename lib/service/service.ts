@@ -7,7 +7,7 @@
  */
 
 import type { RunStatus } from "../events.ts";
-import { type Driver, startConversation } from "../conversation/driver.ts";
+import { checkRunOptions, type Driver, startConversation } from "../conversation/driver.ts";
 import type { RunAgentOptions } from "../loop/options.ts";
 import type { PermissionCallback } from "../hooks.ts";
 import type { MemoryStore, RetrievedSegment } from "../memory/mod.ts";
@@ -158,6 +158,7 @@ export interface AgentService {
  * ```
  */
 export function createAgentService(options: AgentServiceOptions): AgentService {
+  checkRunOptions(options.runOptions);
   const limit = options.maxConcurrentRuns ?? 16;
   const loops = runLoops({ memory: options.memory, router: options.router ?? options.model });
   const running = new Map<string, ServiceRun>();
