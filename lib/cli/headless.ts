@@ -46,12 +46,7 @@ export async function runHeadless(
     maxTurns: options.maxTurns,
     // Headless: nobody can answer, so a rule that asks refuses.
     permission: prepared.policy,
-    runOptions: {
-      capabilities: setup.capabilities,
-      sandbox: prepared.sandbox,
-      project: prepared.project,
-      hooks: prepared.hooks,
-    },
+    runOptions: prepared.runOptions,
     store: prepared.store,
     resumed: prepared.resumed,
     memory: prepared.memory,

@@ -44,6 +44,7 @@ import { runSecrets, secretEnvNames } from "./secrets.ts";
 import { loadMcpConfig } from "../mcp/mod.ts";
 import type { MemoryStore } from "../memory/mod.ts";
 import type { Hooks } from "../hooks.ts";
+import type { DriverRunOptions } from "../conversation/driver.ts";
 import type { PermissionMode, PolicyOptions } from "../permissions/policy.ts";
 import type { PermissionRule } from "../permissions/rules.ts";
 import { verboseModel } from "./verbose.ts";
@@ -107,6 +108,8 @@ export interface Prepared {
    * own directories. Without an `ask` added (headless, the service), a rule that asks refuses.
    */
   policy: PolicyOptions;
+  /** What every run of this program reports and is hooked with. */
+  runOptions: DriverRunOptions;
   /** The hooks: the settings' commands, and the plan-mode note. */
   hooks: Hooks;
   /** The project's long-term memory, when it is kept. */
@@ -270,6 +273,12 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
     rules,
     mode,
     policy: { rules, mode: () => mode.current, roots: setup.roots, protected: ownPaths },
+    runOptions: {
+      capabilities: setup.capabilities,
+      sandbox: sandbox.report,
+      project,
+      hooks,
+    },
     hooks,
     close: async () => {
       await mcp?.close();

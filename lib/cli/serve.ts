@@ -66,12 +66,7 @@ export async function runServe(
     maxTurns: options.maxTurns,
     // Nobody can answer a question: a rule that asks refuses.
     permission: prepared.policy,
-    runOptions: {
-      capabilities: setup.capabilities,
-      sandbox: prepared.sandbox,
-      project: prepared.project,
-      hooks: prepared.hooks,
-    },
+    runOptions: prepared.runOptions,
     memory: prepared.memory,
     sessions: prepared.store,
     redact: _withToken(prepared.redact, token),

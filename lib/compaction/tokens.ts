@@ -10,6 +10,7 @@
  * @module
  */
 
+import { yieldToEvents } from "../async.ts";
 import type { Message } from "../messages.ts";
 import type { ToolDefinition } from "../model.ts";
 import { estimateTokens, SLICE_CHARS, textSlices } from "./token_estimate.ts";
@@ -148,26 +149,10 @@ export async function countTokensInSlices(
   let tokens = 0;
   for (const slice of textSlices(text, COUNT_SLICE_CHARS)) {
     tokens += counter.count(slice);
-    await _pause();
+    await yieldToEvents();
     signal?.throwIfAborted();
   }
   return tokens;
-}
-
-/**
- * Lets timers, I/O and signals run: a message to itself comes back after them, without the
- * 4 ms a chain of `setTimeout(0)` waits.
- */
-function _pause(): Promise<void> {
-  const { port1, port2 } = new MessageChannel();
-  return new Promise((resolve) => {
-    port1.onmessage = () => {
-      port1.close();
-      port2.close();
-      resolve();
-    };
-    port2.postMessage(null);
-  });
 }
 
 const _tokens = new WeakMap<TokenCounter, WeakMap<object, number>>();

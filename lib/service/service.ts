@@ -7,8 +7,12 @@
  */
 
 import type { RunStatus } from "../events.ts";
-import { checkRunOptions, type Driver, startConversation } from "../conversation/driver.ts";
-import type { RunAgentOptions } from "../loop/options.ts";
+import {
+  checkRunOptions,
+  type Driver,
+  type DriverRunOptions,
+  startConversation,
+} from "../conversation/driver.ts";
 import type { PermissionCallback } from "../hooks.ts";
 import type { MemoryStore, RetrievedSegment } from "../memory/mod.ts";
 import type { RunLoop } from "../memory/types.ts";
@@ -43,21 +47,7 @@ export interface AgentServiceOptions {
    */
   permission?: PolicyOptions | PermissionCallback;
   /** More options of every run: hooks, capabilities, the sandbox report, compaction, limits. */
-  runOptions?: Omit<
-    RunAgentOptions,
-    | "model"
-    | "tools"
-    | "systemPrompt"
-    | "cwd"
-    | "maxTurns"
-    | "permission"
-    | "input"
-    | "messages"
-    | "signal"
-    | "sessionId"
-    | "pendingInput"
-    | "compactionState"
-  >;
+  runOptions?: DriverRunOptions;
   /** Long-term memory: completed run loops are archived there, and searched. */
   memory?: MemoryStore;
   /** Where each run loop's conversation is saved as a session. */
