@@ -11,6 +11,10 @@ export interface TextPart {
   type: "text";
   /** The text. */
   text: string;
+  /** Who made `extra` (see {@link ReasoningPart.origin}). */
+  origin?: string;
+  /** Opaque provider data that must go back with the text (e.g. the output item's id). */
+  extra?: Record<string, unknown>;
 }
 
 /** The model's visible reasoning ("thinking"). */
@@ -23,6 +27,14 @@ export interface ReasoningPart {
   signature?: string;
   /** Opaque encrypted reasoning some providers send instead of text. */
   redacted?: string;
+  /**
+   * Who made the part's provider data (`extra`), as its provider names it, e.g.
+   * `openai-responses:openai:gpt-5`. A provider sends that data back only to the origin named
+   * here, and drops it when the conversation has moved to another provider or model.
+   */
+  origin?: string;
+  /** Opaque provider data that must go back with the reasoning (e.g. a reasoning item). */
+  extra?: Record<string, unknown>;
 }
 
 /** A tool call the model made. */
@@ -39,6 +51,8 @@ export interface ToolCallPart {
   invalidInput?: string;
   /** Opaque provider data that must go back with the call (e.g. a thought signature). */
   extra?: Record<string, unknown>;
+  /** Who made `extra` (see {@link ReasoningPart.origin}); absent for Chat Completions data. */
+  origin?: string;
 }
 
 /** A message from the user. */

@@ -22,15 +22,16 @@ export interface ToolDefinition {
 }
 
 /**
- * Why a model call ended: a natural stop, tool calls, the output limit, a content filter
- * (or a refusal), a pause the model resumes when called again with its partial answer, or
- * anything else a provider reports.
+ * Why a model call ended: a natural stop, tool calls, the output limit, a content filter, a
+ * refusal (the answer's text is the model's refusal), a pause the model resumes when called
+ * again with its partial answer, or anything else a provider reports.
  */
 export type FinishReason =
   | "stop"
   | "tool_calls"
   | "length"
   | "content_filter"
+  | "refusal"
   | "pause"
   | "other";
 
@@ -93,6 +94,18 @@ export type ModelEvent =
     signature?: string;
     /** Opaque encrypted reasoning, when the provider redacted it. */
     redacted?: string;
+    /** Who made `extra` (see `ReasoningPart.origin`). */
+    origin?: string;
+    /** Opaque provider data to send back with the reasoning. */
+    extra?: Record<string, unknown>;
+  }
+  | {
+    /** The end of a block of text, with what the provider needs to receive it back. */
+    type: "text_end";
+    /** Who made `extra` (see `ReasoningPart.origin`). */
+    origin?: string;
+    /** Opaque provider data to send back with the text. */
+    extra?: Record<string, unknown>;
   }
   | {
     /** A complete tool call. */

@@ -8,8 +8,8 @@
 import { abortable, sleep } from "./async.ts";
 import { ProviderError } from "./errors.ts";
 import type { AgentEvent } from "./events.ts";
-import type { AssistantPart, ReasoningPart } from "./messages.ts";
-import type { FinishReason, Model, ModelRequest } from "./model.ts";
+import type { AssistantPart, ReasoningPart, TextPart } from "./messages.ts";
+import type { FinishReason, Model, ModelEvent, ModelRequest } from "./model.ts";
 import { isRetryable, RETRY_DEFAULTS, retryDelay, type RetryOptions } from "./retry.ts";
 import type { Usage } from "./usage.ts";
 
@@ -74,7 +74,10 @@ export async function* callModel(
             yield event;
             break;
           case "reasoning_end":
-            parts.endReasoning(event.signature, event.redacted);
+            parts.endReasoning(event);
+            break;
+          case "text_end":
+            parts.endText(event);
             break;
           case "tool_call":
             parts.toolCall(event.call);
@@ -121,6 +124,15 @@ export async function* callModel(
   }
 }
 
+type _PartEnd = Extract<ModelEvent, { type: "text_end" }>;
+type _ReasoningEnd = Extract<ModelEvent, { type: "reasoning_end" }>;
+
+/** Puts a block's provider data on its part. */
+function _mark(part: TextPart | ReasoningPart, end: _PartEnd | _ReasoningEnd): void {
+  if (end.origin !== undefined) part.origin = end.origin;
+  if (end.extra !== undefined) part.extra = end.extra;
+}
+
 /** Whether a part gives the caller something: visible text or a tool call. */
 function _isSubstantial(part: AssistantPart): boolean {
   return part.type === "tool_call" || (part.type === "text" && part.text.trim() !== "");
@@ -140,14 +152,21 @@ class _Parts {
     this.#piece("reasoning", text);
   }
 
-  endReasoning(signature?: string, redacted?: string): void {
+  endReasoning(end: _ReasoningEnd): void {
     if (this.#kind !== "reasoning") {
       this.#flush();
       this.#kind = "reasoning"; // a block without deltas, e.g. redacted reasoning
     }
     const part = this.#flush() as ReasoningPart;
-    if (signature !== undefined) part.signature = signature;
-    if (redacted !== undefined) part.redacted = redacted;
+    if (end.signature !== undefined) part.signature = end.signature;
+    if (end.redacted !== undefined) part.redacted = end.redacted;
+    _mark(part, end);
+  }
+
+  /** Ends the text block being assembled; provider data is kept only on a block with text. */
+  endText(end: _PartEnd): void {
+    if (this.#kind !== "text") return;
+    _mark(this.#flush() as TextPart, end);
   }
 
   toolCall(call: AssistantPart): void {

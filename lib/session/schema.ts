@@ -15,13 +15,19 @@ import { z } from "zod";
 import type { Message } from "../messages.ts";
 import type { SessionEntry } from "./store.ts";
 
-const _textPart = z.looseObject({ type: z.literal("text"), text: z.string() });
+const _providerData = {
+  origin: z.string().optional(),
+  extra: z.record(z.string(), z.unknown()).optional(),
+};
+
+const _textPart = z.looseObject({ type: z.literal("text"), text: z.string(), ..._providerData });
 
 const _reasoningPart = z.looseObject({
   type: z.literal("reasoning"),
   text: z.string(),
   signature: z.string().optional(),
   redacted: z.string().optional(),
+  ..._providerData,
 });
 
 const _toolCallPart = z.looseObject({
@@ -30,7 +36,7 @@ const _toolCallPart = z.looseObject({
   name: z.string(),
   input: z.unknown(),
   invalidInput: z.string().optional(),
-  extra: z.record(z.string(), z.unknown()).optional(),
+  ..._providerData,
 });
 
 const _message = z.discriminatedUnion("role", [
