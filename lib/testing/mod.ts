@@ -1,7 +1,8 @@
 /**
  * Test doubles for agents: a scripted model that plays answers from a script, loopback
- * servers that speak the OpenAI Chat Completions and the Anthropic Messages streaming formats
- * (with real servers' habits and faults), and an in-memory file system for tools.
+ * servers that speak the OpenAI Chat Completions, OpenAI Responses and Anthropic Messages
+ * streaming formats (with real servers' habits and faults), and an in-memory file system for
+ * tools.
  *
  * @example
  * ```ts
@@ -41,6 +42,16 @@ export {
   type MockAnthropicUsage,
   startMockAnthropicServer,
 } from "./mock_anthropic_server.ts";
+export {
+  type MockResponsesError,
+  type MockResponsesHabits,
+  type MockResponsesReply,
+  type MockResponsesRequest,
+  type MockResponsesServer,
+  type MockResponsesServerOptions,
+  type MockResponsesToolCall,
+  startMockResponsesServer,
+} from "./mock_responses_server.ts";
 export { type MemoryFs, memoryFs } from "./memory_fs.ts";
 export {
   hashedEmbedding,
