@@ -6,7 +6,17 @@
  */
 
 import assert from "node:assert/strict";
-import { Agent, type AgentEvent, type RetryOptions, type RunResult } from "../mod.ts";
+import {
+  Agent,
+  type AgentEvent,
+  type Message,
+  type ModelEvent,
+  type RetryOptions,
+  type RunResult,
+  type ToolCallPart,
+  userMessage,
+} from "../mod.ts";
+import { openaiModel } from "../lib/providers/mod.ts";
 import {
   type MockHabits,
   type MockReply,
@@ -77,4 +87,52 @@ export function assertSentBack(next: MockRequest, received: readonly Received[])
   const answered = messages.filter((message) => message.role === "tool")
     .map((message) => message.tool_call_id);
   assert.deepEqual(answered.sort(), sent.map((call) => call.id).sort());
+}
+
+/** What one model call against a recorded stream gave: its events, read into their pieces. */
+export interface Replay {
+  /** Every event the model yielded. */
+  events: ModelEvent[];
+  /** The joined text deltas. */
+  text: string;
+  /** The joined reasoning deltas. */
+  reasoning: string;
+  /** The complete tool calls. */
+  calls: ToolCallPart[];
+  /** The finish event. */
+  finish: Extract<ModelEvent, { type: "finish" }>;
+  /** The requests the server received. */
+  requests: MockRequest[];
+}
+
+/**
+ * Streams one answer of `openaiModel` from a server that plays `reply` (a recorded stream as
+ * `chunks`, or a whole JSON `body`), as `provider` and `model` name it.
+ */
+export async function replay(
+  reply: MockReply,
+  options: { provider?: string; model?: string; messages?: Message[] } = {},
+): Promise<Replay> {
+  await using server = startMockOpenAIServer({ replies: [reply] });
+  const model = openaiModel({
+    model: options.model ?? "test-model",
+    provider: options.provider,
+    baseURL: server.url,
+    apiKey: "sk-test",
+  });
+  const events = await Array.fromAsync(
+    model.stream({ messages: options.messages ?? [userMessage("Go")], tools: [] }),
+  );
+  const finish = events.at(-1);
+  assert.equal(finish?.type, "finish", "the last event is the finish");
+  const joined = (type: "text_delta" | "reasoning_delta") =>
+    events.flatMap((event) => event.type === type ? [event.text] : []).join("");
+  return {
+    events,
+    text: joined("text_delta"),
+    reasoning: joined("reasoning_delta"),
+    calls: events.flatMap((event) => event.type === "tool_call" ? [event.call] : []),
+    finish: finish as Extract<ModelEvent, { type: "finish" }>,
+    requests: server.requests,
+  };
 }

@@ -190,23 +190,44 @@ export function mapFinishReason(reason: string | undefined): FinishReason {
 }
 
 /**
- * Maps a Chat Completions `usage` object onto {@link Usage}.
+ * Maps a Chat Completions `usage` object onto {@link Usage}, whose `outputTokens` always count
+ * the reasoning. Most servers count reasoning inside `completion_tokens`; xAI leaves it out.
+ * Which habit a server has is read from its numbers (a `total_tokens` of prompt, completion and
+ * reasoning, or more reasoning than completion), so that a model reached through a router or a
+ * proxy reads the same as at its own provider.
  *
  * @example
  * ```ts
  * import { mapUsage } from "./openai_chunks.ts";
  * const usage = mapUsage({ prompt_tokens: 10, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 4 } });
  * if (usage.cacheReadTokens !== 4) throw new Error("unexpected");
+ * // xAI: 1 token of answer, 290 of reasoning, counted apart.
+ * const xai = mapUsage({
+ *   prompt_tokens: 12,
+ *   completion_tokens: 1,
+ *   total_tokens: 303,
+ *   completion_tokens_details: { reasoning_tokens: 290 },
+ * });
+ * if (xai.outputTokens !== 291) throw new Error("unexpected");
  * ```
  */
 export function mapUsage(raw: Json): Usage {
-  const usage: Usage = {
-    inputTokens: _count(raw?.prompt_tokens),
-    outputTokens: _count(raw?.completion_tokens),
-  };
-  const cached = _count(raw?.prompt_tokens_details?.cached_tokens ?? raw?.prompt_cache_hit_tokens);
-  if (cached) usage.cacheReadTokens = cached;
+  const prompt = _count(raw?.prompt_tokens);
+  const completion = _count(raw?.completion_tokens);
   const reasoning = _count(raw?.completion_tokens_details?.reasoning_tokens);
+  const total = _count(raw?.total_tokens);
+  const reasoningApart = reasoning > 0 &&
+    (reasoning > completion || (total > 0 && total === prompt + completion + reasoning));
+  const usage: Usage = {
+    inputTokens: prompt,
+    outputTokens: reasoningApart ? completion + reasoning : completion,
+  };
+  const cached = _count(
+    raw?.prompt_tokens_details?.cached_tokens ?? raw?.prompt_cache_hit_tokens ?? raw?.cached_tokens,
+  );
+  if (cached) usage.cacheReadTokens = cached;
+  const written = _count(raw?.prompt_tokens_details?.cache_creation_input_tokens);
+  if (written) usage.cacheWriteTokens = written;
   if (reasoning) usage.reasoningTokens = reasoning;
   return usage;
 }

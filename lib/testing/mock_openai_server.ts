@@ -20,6 +20,13 @@ export interface MockToolCall {
 
 /** The answer to one request. */
 export interface MockReply {
+  /**
+   * A recorded stream: these chunks are sent as they are, one `data:` event each, in place of
+   * the ones the other fields would build (faults and habits of framing still apply).
+   */
+  chunks?: readonly unknown[];
+  /** Answer with this JSON body at once, as a server that ignores `stream: true` does. */
+  body?: unknown;
   /** The answer's text, as one text or as its deltas. */
   text?: string | string[];
   /** Reasoning, as one text or as its deltas. */
@@ -172,7 +179,13 @@ export function startMockOpenAIServer(options: MockServerOptions): MockServer {
         return new Response(JSON.stringify(error), { status: reply.status, headers });
       }
       const model = options.model ?? String(body.model ?? "mock");
-      const chunks = _chunks(reply, habits, model, body);
+      if (reply.body !== undefined) {
+        headers.set("content-type", "application/json");
+        return new Response(JSON.stringify(reply.body), { headers });
+      }
+      const chunks = reply.chunks
+        ? [...reply.chunks] as _Chunk[]
+        : _chunks(reply, habits, model, body);
       if (habits.ignoreStream) {
         headers.set("content-type", "application/json");
         return new Response(JSON.stringify(_whole(reply, model)), { headers });
