@@ -3,7 +3,8 @@
  * OpenAI-compatible servers stream: tool-call deltas without `index` or with the same index for
  * every call, missing or repeated ids and names, arguments sent whole, cumulatively, or as a
  * JSON object, `finish_reason: "stop"` after tool calls, reasoning under several field names
- * or inline as `<think>` tags, usage in any chunk, and errors inside the stream.
+ * or inline as `<think>` tags, a refusal in place of the answer, usage in any chunk, and errors
+ * inside the stream.
  *
  * @module
  */
@@ -60,6 +61,7 @@ export function chunkReader(provider: string): {
   const think = thinkTagSplitter();
   let finishReason: string | undefined;
   let usage: Json;
+  let refused = false;
 
   const slotFor = (delta: Json): _Slot => {
     const id = _text(delta.id);
@@ -111,6 +113,12 @@ export function chunkReader(provider: string): {
           text: piece.text,
         });
       }
+      // A refusal (OpenAI) is the answer the model gives instead of one: shown as text.
+      const refusal = _text(delta.refusal);
+      if (refusal) {
+        refused = true;
+        events.push({ type: "text_delta", text: refusal });
+      }
       if (Array.isArray(delta.tool_calls)) {
         for (const part of delta.tool_calls) {
           if (!part || typeof part !== "object") continue;
@@ -146,7 +154,7 @@ export function chunkReader(provider: string): {
     const hasCalls = events.some((event) => event.type === "tool_call");
     events.push({
       type: "finish",
-      reason: hasCalls ? "tool_calls" : mapFinishReason(finishReason),
+      reason: hasCalls ? "tool_calls" : refused ? "refusal" : mapFinishReason(finishReason),
       usage: mapUsage(usage),
     });
     return { events, finished: finishReason !== undefined };
