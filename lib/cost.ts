@@ -1,15 +1,53 @@
 /**
- * What tokens cost.
+ * What tokens cost. Prices may step up with the size of a request (long-context tiers), so a
+ * cost is worked out per model call, from that call's own usage: a sum of several calls'
+ * usage says nothing of how large each request was. {@link costMeter} prices each call of a
+ * model as it finishes.
  *
  * @module
  */
 
-import type { Pricing } from "./model.ts";
+import type { Model, ModelEvent, ModelRequest, Pricing } from "./model.ts";
 import type { Usage } from "./usage.ts";
 
+/** The prices of one tier: input, output and cache prices per million tokens. */
+export type TierPrices = Omit<Pricing, "tiers">;
+
 /**
- * The cost in US dollars of `usage` at `pricing` (per million tokens). Cached input is charged
- * at the cache prices, the rest of the input at the input price.
+ * The prices that apply to a model call whose request held `inputTokens` input tokens (cached
+ * ones included): those of the tier with the highest threshold below `inputTokens`, else the
+ * base prices. A tier's cache prices default to its own input price.
+ *
+ * @example
+ * ```ts
+ * import { pricesFor } from "./cost.ts";
+ * const pricing = { input: 3, output: 15, tiers: [{ above: 200_000, input: 6, output: 22.5 }] };
+ * if (pricesFor(pricing, 200_000).input !== 3) throw new Error("the threshold itself is base");
+ * if (pricesFor(pricing, 200_001).output !== 22.5) throw new Error("past it, the tier");
+ * ```
+ */
+export function pricesFor(pricing: Pricing, inputTokens: number): TierPrices {
+  let tier: NonNullable<Pricing["tiers"]>[number] | undefined;
+  for (const each of pricing.tiers ?? []) {
+    if (inputTokens > each.above && (tier === undefined || each.above > tier.above)) tier = each;
+  }
+  if (!tier) {
+    const { tiers: _, ...base } = pricing;
+    return base;
+  }
+  return {
+    input: tier.input,
+    output: tier.output,
+    cacheRead: tier.cacheRead ?? tier.input,
+    cacheWrite: tier.cacheWrite ?? tier.input,
+  };
+}
+
+/**
+ * The cost in US dollars of one model call's `usage` at `pricing` (per million tokens). Cached
+ * input is charged at the cache prices, the rest of the input at the input price; a tier
+ * applies when the call's input tokens pass its threshold (see {@link pricesFor}). Price each
+ * call on its own: the summed usage of several calls would choose the tier by their total.
  *
  * @example
  * ```ts
@@ -22,13 +60,73 @@ import type { Usage } from "./usage.ts";
  * ```
  */
 export function costOf(usage: Usage, pricing: Pricing): number {
+  const prices = pricesFor(pricing, usage.inputTokens);
   const read = usage.cacheReadTokens ?? 0;
   const write = usage.cacheWriteTokens ?? 0;
   const fresh = Math.max(0, usage.inputTokens - read - write);
   return (
-    fresh * pricing.input +
-    read * (pricing.cacheRead ?? pricing.input) +
-    write * (pricing.cacheWrite ?? pricing.input) +
-    usage.outputTokens * pricing.output
+    fresh * prices.input +
+    read * (prices.cacheRead ?? prices.input) +
+    write * (prices.cacheWrite ?? prices.input) +
+    usage.outputTokens * prices.output
   ) / 1_000_000;
+}
+
+/** Prices model calls one by one as they finish; see {@link costMeter}. */
+export interface CostMeter {
+  /**
+   * `model`, each of its calls priced by its own usage when it finishes, at `pricing` (default
+   * the meter's).
+   */
+  wrap(model: Model, pricing?: Pricing): Model;
+  /** What the calls that finished since the last take cost, in US dollars. */
+  take(): number;
+}
+
+/**
+ * A meter of what model calls cost, each call priced by its own usage (so that a tier is
+ * chosen by the size of each request, never by a sum). Every call that reports its usage is
+ * counted, an attempt later retried included: the provider charges it.
+ *
+ * @example
+ * ```ts
+ * import { costMeter } from "./cost.ts";
+ * import type { Model } from "./model.ts";
+ * const model: Model = {
+ *   provider: "example",
+ *   id: "long",
+ *   async *stream() {
+ *     yield { type: "finish", reason: "stop", usage: { inputTokens: 300, outputTokens: 0 } };
+ *   },
+ * };
+ * const meter = costMeter({ input: 1, output: 1, tiers: [{ above: 400, input: 10, output: 10 }] });
+ * const priced = meter.wrap(model);
+ * for (let i = 0; i < 2; i++) for await (const _ of priced.stream({ messages: [], tools: [] }));
+ * // Two requests of 300 tokens: 600 in all, but neither passes 400.
+ * if (Math.abs(meter.take() - 600 / 1e6) > 1e-12) throw new Error("unexpected");
+ * if (meter.take() !== 0) throw new Error("a take starts again from zero");
+ * ```
+ */
+export function costMeter(pricing: Pricing): CostMeter {
+  let spent = 0;
+  return {
+    wrap(model: Model, own: Pricing = pricing): Model {
+      return {
+        provider: model.provider,
+        id: model.id,
+        info: model.info,
+        async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
+          for await (const event of model.stream(request)) {
+            if (event.type === "finish") spent += costOf(event.usage, own);
+            yield event;
+          }
+        },
+      };
+    },
+    take(): number {
+      const taken = spent;
+      spent = 0;
+      return taken;
+    },
+  };
 }

@@ -45,6 +45,23 @@ export interface Pricing {
   cacheRead?: number;
   /** Input tokens written to a prompt cache (default the input price). */
   cacheWrite?: number;
+  /**
+   * Prices for long requests: a model call whose request holds more than `above` input tokens
+   * (cached ones included) is charged at the tier with the highest such `above`, on every token
+   * of that call. The base prices apply up to the lowest threshold.
+   */
+  tiers?: {
+    /** The input tokens of one request past which this tier applies. */
+    above: number;
+    /** Input tokens not read from a cache. */
+    input: number;
+    /** Output tokens. */
+    output: number;
+    /** Input tokens read from a prompt cache (default this tier's input price). */
+    cacheRead?: number;
+    /** Input tokens written to a prompt cache (default this tier's input price). */
+    cacheWrite?: number;
+  }[];
 }
 
 /** What is known about a model: its limits, and its prices when known. */

@@ -8,7 +8,7 @@
  */
 
 import { compactConversation } from "../compaction/compact.ts";
-import { costOf } from "../cost.ts";
+import { costMeter } from "../cost.ts";
 import type { PermissionCallback } from "../hooks.ts";
 import type { RunAgentOptions } from "../loop/options.ts";
 import type { MemoryStore } from "../memory/memory.ts";
@@ -264,8 +264,11 @@ export function startConversation(options: DriverOptions): Driver {
     },
     async compact(compacting = {}) {
       if (talk.messages.length === 0) return undefined;
+      // Each summary call is priced by its own usage: a tier follows the size of one request.
+      const pricing = model.info?.pricing;
+      const meter = pricing ? costMeter(pricing) : undefined;
       const done = await compactConversation({
-        model,
+        model: meter ? meter.wrap(model) : model,
         messages: talk.messages,
         systemPrompt: options.systemPrompt,
         state: talk.compaction,
@@ -273,8 +276,7 @@ export function startConversation(options: DriverOptions): Driver {
         signal: compacting.signal,
       });
       await talk.compacted(done.state, done.tokensBefore, done.tokensAfter);
-      const pricing = model.info?.pricing;
-      const costUsd = pricing ? costOf(done.usage, pricing) : undefined;
+      const costUsd = meter?.take();
       talk.count(done.usage, costUsd);
       const { tokensBefore, tokensAfter, usage } = done;
       return { tokensBefore, tokensAfter, usage, ...(costUsd === undefined ? {} : { costUsd }) };

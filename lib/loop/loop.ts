@@ -20,13 +20,13 @@ import {
 } from "../messages.ts";
 import { callModelInContext, createCompactor } from "../compaction/compact.ts";
 import { DEFAULT_MAX_TURNS, NUDGE_MESSAGE, type RunAgentOptions } from "./options.ts";
-import type { Pricing } from "../model.ts";
+import type { Model } from "../model.ts";
 import { toolDefinitions, toolRegistry } from "../tool.ts";
 import type { ToolRunResult } from "../tool_runner.ts";
 import { hookedModel } from "../hooks.ts";
 import { runTurnTools, toolCallCheck } from "./tool_phase.ts";
 import { addUsage, emptyUsage, type Usage } from "../usage.ts";
-import { costOf } from "../cost.ts";
+import { type CostMeter, costMeter } from "../cost.ts";
 
 export {
   DEFAULT_MAX_TURNS,
@@ -86,10 +86,18 @@ async function* _run(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunRe
   const nudgeText = (options.nudge ? options.nudge.message : undefined) ?? NUDGE_MESSAGE;
   const guard = options.repeatGuard === false ? undefined : repeatGuard(options.repeatGuard);
   const pricing = model.info?.pricing;
-  const compactor = createCompactor({ ...options, tools: definitions });
+  // Each call is priced by its own usage: a tier follows the size of one request.
+  const meter = pricing ? costMeter(pricing) : undefined;
+  const priced = meter ? meter.wrap(model) : model;
+  const compactor = createCompactor({
+    ...options,
+    model: priced,
+    compaction: _pricedCompaction(options, priced, meter),
+    tools: definitions,
+  });
   const hooks = options.hooks ?? {};
   let turn = 0;
-  const called = hookedModel(model, hooks, () => turn);
+  const called = hookedModel(priced, hooks, () => turn);
   // Aborted when the caller cancels, and when the caller stops reading the stream early.
   const stop = new AbortController();
   const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
@@ -164,7 +172,7 @@ async function* _run(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunRe
         // Keep what the model said; drop calls that will never run.
         const content = answer.content.filter((part) => part.type !== "tool_call");
         if (content.length > 0) yield* _push(messages, { role: "assistant", content });
-        yield _turnEnd(turn, answer.usage, pricing, result);
+        yield _turnEnd(turn, answer.usage, meter, result);
         result.status = "aborted";
         break;
       }
@@ -179,7 +187,7 @@ async function* _run(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunRe
       const calls = toolCallsOf(assistant);
 
       if (calls.length === 0) {
-        yield _turnEnd(turn, answer.usage, pricing, result);
+        yield _turnEnd(turn, answer.usage, meter, result);
         // A paused answer (a long server-side step) goes on when the model is called again.
         if (answer.finishReason === "pause") continue;
         const nudge = nudges < maxNudges && registry.size > 0 &&
@@ -218,7 +226,7 @@ async function* _run(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunRe
       }
       result.toolCalls += calls.length;
       for (const done of results) yield* _push(messages, _toolMessage(done));
-      yield _turnEnd(turn, answer.usage, pricing, result);
+      yield _turnEnd(turn, answer.usage, meter, result);
       if (result.status === "error") break;
     }
   } catch (error) {
@@ -236,17 +244,32 @@ async function* _run(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunRe
   return result;
 }
 
-/** The turn_end event, adding the turn's cost to the run's. */
+/** The turn_end event, adding the turn's cost (its calls', summaries included) to the run's. */
 function _turnEnd(
   turn: number,
   usage: Usage,
-  pricing: Pricing | undefined,
+  meter: CostMeter | undefined,
   result: RunResult,
 ): AgentEvent {
-  if (!pricing) return { type: "turn_end", turn, usage };
-  const costUsd = _usd(costOf(usage, pricing));
+  if (!meter) return { type: "turn_end", turn, usage };
+  const costUsd = _usd(meter.take());
   result.costUsd = _usd((result.costUsd ?? 0) + costUsd);
   return { type: "turn_end", turn, usage, costUsd };
+}
+
+/** The compaction options with a summarizer of its own priced too, at its prices if known. */
+function _pricedCompaction(
+  options: RunAgentOptions,
+  priced: Model,
+  meter: CostMeter | undefined,
+): RunAgentOptions["compaction"] {
+  const compaction = options.compaction;
+  if (!meter || !compaction || !compaction.model) return compaction;
+  const summarizer = compaction.model;
+  const model = summarizer === options.model
+    ? priced
+    : meter.wrap(summarizer, summarizer.info?.pricing);
+  return { ...compaction, model };
 }
 
 /** Dollars to a billionth, so that sums carry no float noise (0.0001468, not …0000002). */

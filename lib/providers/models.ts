@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { ModelInfo } from "../model.ts";
+import type { ModelInfo, Pricing } from "../model.ts";
 
 type _Row = [
   contextWindow: number,
@@ -17,10 +17,12 @@ type _Row = [
 ];
 
 // Model ids match exactly or as a prefix (dated versions: "claude-sonnet-4-5-20250929").
-// Prices are list prices checked 2026-11; where a price is tiered, the row holds the base tier.
+// Prices are list prices checked 2026-11; where a price is tiered, the row holds the base tier
+// and LONG_REQUESTS the steps up.
 const TABLE: Record<string, Record<string, _Row>> = {
   // developers.openai.com/api/docs/pricing and /models/<id>. Prompts over 272K input tokens
-  // cost 2x input and 1.5x output on the 1.05M-window models; cache writes are not reported.
+  // cost 2x input and 1.5x output on the 1.05M-window models (LONG_REQUESTS); cache writes are
+  // not reported.
   openai: {
     "gpt-6.2-astra": [1_050_000, 128_000, 8, 40, 0.4],
     "gpt-6.2-sol": [1_050_000, 128_000, 2, 10, 0.1],
@@ -135,6 +137,54 @@ const TABLE: Record<string, Record<string, _Row>> = {
   },
 };
 
+/** A step up of every price past a request size: cache prices follow the input's. */
+interface _LongRequests {
+  /** The input tokens of one request past which the step applies. */
+  above: number;
+  /** What the input (and cache) prices are multiplied by. */
+  input: number;
+  /** What the output price is multiplied by. */
+  output: number;
+  /** The table's keys of the models it applies to. */
+  models: readonly string[];
+}
+
+// Long-request tiers as each provider's pricing page above states them. Anthropic's 1M-context
+// beta on Sonnet 4 and 4.5 charges $6 / $22.50 past 200K input tokens (cache x2 too).
+const LONG_REQUESTS: Record<string, readonly _LongRequests[]> = {
+  openai: [{
+    above: 272_000,
+    input: 2,
+    output: 1.5,
+    models: [
+      "gpt-6.2-astra",
+      "gpt-6.2-sol",
+      "gpt-6.1-sol",
+      "gpt-6.1-terra",
+      "gpt-6-astra",
+      "gpt-6-sol",
+      "gpt-6-luna",
+      "gpt-5.6-sol",
+      "gpt-5.6-terra",
+      "gpt-5.6-luna",
+      "gpt-5.5",
+      "gpt-5.5-pro",
+      "gpt-5.4",
+    ],
+  }],
+  anthropic: [
+    { above: 200_000, input: 2, output: 1.5, models: ["claude-sonnet-4-5", "claude-sonnet-4"] },
+    { above: 100_000, input: 5, output: 5, models: ["claude-haiku-5-5"] },
+  ],
+  xai: [{ above: 200_000, input: 2, output: 2, models: ["grok-4.7", "grok-4.6", "grok-4.5"] }],
+  gemini: [{
+    above: 200_000,
+    input: 2,
+    output: 1.5,
+    models: ["gemini-3.1-pro-preview", "gemini-2.5-pro"],
+  }],
+};
+
 /**
  * How a model thinks before it answers: within a budget of tokens the request sets (`budget`:
  * Anthropic's extended thinking), on its own with no budget to set (`own`: OpenAI's reasoning
@@ -175,8 +225,9 @@ export const UNKNOWN_LOCAL_MODEL: ModelInfo = {
 
 /**
  * The metadata of `model` at `provider`: from the table (exact id, or the longest known
- * prefix; for aggregators such as OpenRouter, `vendor/model` is looked up at the vendor), or
- * the defaults for a local or a remote provider.
+ * prefix; for aggregators such as OpenRouter, `vendor/model` is looked up at the vendor), with
+ * the prices of long requests where the provider charges more for them, or the defaults for a
+ * local or a remote provider.
  *
  * @example
  * ```ts
@@ -185,36 +236,69 @@ export const UNKNOWN_LOCAL_MODEL: ModelInfo = {
  * if (info.contextWindow !== 200_000 || info.pricing?.cacheWrite !== 3.75) throw new Error("unexpected");
  * const routed = lookupModelInfo("openrouter", "anthropic/claude-sonnet-4.5", false);
  * if (routed.pricing?.output !== 15) throw new Error("unexpected");
+ * // Past 200K input tokens a request to Gemini 2.5 Pro costs more.
+ * const long = lookupModelInfo("gemini", "gemini-2.5-pro", false).pricing?.tiers?.[0];
+ * if (long?.above !== 200_000 || long.input !== 2.5 || long.output !== 15) throw new Error();
  * ```
  */
 export function lookupModelInfo(provider: string, model: string, local: boolean): ModelInfo {
-  const row = _find(TABLE[provider], model) ?? _viaVendor(model);
-  if (!row) return local ? UNKNOWN_LOCAL_MODEL : UNKNOWN_REMOTE_MODEL;
-  const [contextWindow, maxOutputTokens, input, output, cacheRead, cacheWrite] = row;
-  const pricing = {
-    input,
-    output,
-    ...(cacheRead !== undefined && { cacheRead }),
-    ...(cacheWrite !== undefined && { cacheWrite }),
-  };
-  return { contextWindow, maxOutputTokens, pricing: local ? { input: 0, output: 0 } : pricing };
+  const found = _find(provider, model) ?? _viaVendor(model);
+  if (!found) return local ? UNKNOWN_LOCAL_MODEL : UNKNOWN_REMOTE_MODEL;
+  const [contextWindow, maxOutputTokens, input, output, cacheRead, cacheWrite] = found.row;
+  if (local) return { contextWindow, maxOutputTokens, pricing: { input: 0, output: 0 } };
+  const base = { input, output, cacheRead, cacheWrite };
+  const steps = (LONG_REQUESTS[found.vendor] ?? []).filter((step) =>
+    step.models.includes(found.key)
+  );
+  const pricing: Pricing = _prices(base);
+  if (steps.length > 0) {
+    pricing.tiers = steps.map((step) => ({
+      above: step.above,
+      ..._prices({
+        input: input * step.input,
+        output: output * step.output,
+        cacheRead: cacheRead === undefined ? undefined : cacheRead * step.input,
+        cacheWrite: cacheWrite === undefined ? undefined : cacheWrite * step.input,
+      }),
+    })).sort((a, b) => a.above - b.above);
+  }
+  return { contextWindow, maxOutputTokens, pricing };
 }
 
-function _find(table: Record<string, _Row> | undefined, model: string): _Row | undefined {
+/** Prices without the cache prices that are unknown, to a millionth of a cent. */
+function _prices(
+  prices: { input: number; output: number; cacheRead?: number; cacheWrite?: number },
+): Pricing {
+  const round = (usd: number) => Math.round(usd * 1e8) / 1e8;
+  const { input, output, cacheRead, cacheWrite } = prices;
+  return {
+    input: round(input),
+    output: round(output),
+    ...(cacheRead !== undefined && { cacheRead: round(cacheRead) }),
+    ...(cacheWrite !== undefined && { cacheWrite: round(cacheWrite) }),
+  };
+}
+
+/** The row of `model` at `vendor`, and the key it was found by (exact, or the longest prefix). */
+function _find(
+  vendor: string,
+  model: string,
+): { vendor: string; key: string; row: _Row } | undefined {
+  const table = TABLE[vendor];
   if (!table) return undefined;
-  if (table[model]) return table[model];
+  if (table[model]) return { vendor, key: model, row: table[model] };
   let best: string | undefined;
   for (const key of Object.keys(table)) {
     if (model.startsWith(`${key}-`) && (best === undefined || key.length > best.length)) best = key;
   }
-  return best === undefined ? undefined : table[best];
+  return best === undefined ? undefined : { vendor, key: best, row: table[best] };
 }
 
 /** `vendor/model` as aggregators name it ("anthropic/claude-sonnet-4.5"), at the vendor. */
-function _viaVendor(model: string): _Row | undefined {
+function _viaVendor(model: string): { vendor: string; key: string; row: _Row } | undefined {
   const slash = model.indexOf("/");
   if (slash < 0) return undefined;
   const vendor = model.slice(0, slash) === "google" ? "gemini" : model.slice(0, slash);
   const id = model.slice(slash + 1).replace(/:.*$/, "");
-  return _find(TABLE[vendor], id) ?? _find(TABLE[vendor], id.replaceAll(".", "-"));
+  return _find(vendor, id) ?? _find(vendor, id.replaceAll(".", "-"));
 }
