@@ -1,9 +1,11 @@
 /**
  * The models of the providers: {@link openaiModel} for OpenAI's Chat Completions API and every
- * server that speaks it (vLLM, llama.cpp, Ollama, OpenRouter, …), {@link anthropicModel} for
- * Anthropic's Messages API, and {@link resolveModel}, which turns a `provider/model` name into
- * a `Model` with the provider's API root, key and what is known of the model. Each is a
- * `Model` the loop calls; nothing of a provider's wire format reaches the loop.
+ * server that speaks it (vLLM, llama.cpp, Ollama, OpenRouter, …), {@link openaiResponsesModel}
+ * for OpenAI's Responses API (its reasoning models keep their reasoning across turns there),
+ * {@link anthropicModel} for Anthropic's Messages API, and {@link resolveModel}, which turns a
+ * `provider/model` name into a `Model` with the provider's API root, key and what is known of
+ * the model. Each is a `Model` the loop calls; nothing of a provider's wire format reaches the
+ * loop.
  *
  * @example
  * ```ts
@@ -27,6 +29,8 @@
 
 export { OPENAI_BASE_URL, openaiModel, type OpenAIModelOptions } from "./openai.ts";
 export type { ChatRequestStyle } from "./openai_request.ts";
+export { openaiResponsesModel, type OpenAIResponsesModelOptions } from "./openai_responses.ts";
+export type { ResponsesReasoning } from "./responses_request.ts";
 export { ANTHROPIC_BASE_URL, anthropicModel, type AnthropicModelOptions } from "./anthropic.ts";
 export type { ProviderModelOptions } from "./model_options.ts";
 export {

@@ -1,0 +1,143 @@
+/**
+ * The OpenAI Responses provider: `POST {baseURL}/responses` through `npm:openai`, streamed.
+ * OpenAI's reasoning models (o-series, gpt-5, codex) keep their reasoning from one turn to the
+ * next only through this API: each reasoning item comes back encrypted and goes back, as it
+ * came, with the next request. Nothing is stored at the server (`store: false`).
+ *
+ * @module
+ */
+
+import type { APIError } from "openai";
+import type { ResponseStreamEvent } from "openai/resources/responses/responses";
+import { ProviderError } from "../errors.ts";
+import type { Model, ModelEvent, ModelRequest } from "../model.ts";
+import { callSite, type ProviderModelOptions } from "./model_options.ts";
+import { OPENAI_BASE_URL } from "./openai.ts";
+import { openaiClient } from "./openai_client.ts";
+import { responsesError, responsesReader } from "./responses_events.ts";
+import { responsesOrigin, type ResponsesReasoning, responsesRequest } from "./responses_request.ts";
+import { sdkError, type SdkErrorReading, sdkResponse } from "./sdk_errors.ts";
+import { eventJson, readSse } from "./sse.ts";
+
+/**
+ * Options of {@link openaiResponsesModel}; `provider` defaults to `openai`, `keyEnv` to
+ * `OPENAI_API_KEY`.
+ */
+export interface OpenAIResponsesModelOptions extends ProviderModelOptions {
+  /** The model id at the server, e.g. `gpt-5`. */
+  model: string;
+  /** The API root including `/v1` (default OpenAI's). */
+  baseURL?: string;
+  /** How the model reasons: its effort, and whether to stream a summary of the reasoning. */
+  reasoning?: ResponsesReasoning;
+  /** Extra fields merged into every request body. */
+  extraBody?: Record<string, unknown>;
+}
+
+/**
+ * A model served over the OpenAI Responses API. Its reasoning goes back to it on each turn;
+ * the provider data of its parts is named by the origin `openai-responses:<provider>:<model>`,
+ * and goes back only to a model of that origin.
+ *
+ * @example
+ * ```ts
+ * import { Agent } from "../../mod.ts";
+ * import { openaiResponsesModel } from "./openai_responses.ts";
+ * import { startMockResponsesServer } from "../testing/mock_responses_server.ts";
+ * await using server = startMockResponsesServer({ replies: [{ reasoning: ["Greet."], text: "Hello." }] });
+ * const model = openaiResponsesModel({ model: "gpt-5", baseURL: server.url, apiKey: "sk-test" });
+ * const result = await new Agent({ model }).run("Say hello");
+ * if (result.text !== "Hello." || model.provider !== "openai") throw new Error("unexpected");
+ * ```
+ */
+export function openaiResponsesModel(options: OpenAIResponsesModelOptions): Model {
+  const where = callSite(options, {
+    provider: "openai",
+    baseURL: OPENAI_BASE_URL,
+    keyEnv: "OPENAI_API_KEY",
+  });
+  const { provider, baseURL } = where;
+  const origin = responsesOrigin(provider, options.model);
+  const style = { origin, reasoning: options.reasoning, extraBody: options.extraBody };
+  const idleTimeoutMs = options.idleTimeoutMs ?? 300_000;
+  const connect = openaiClient({
+    apiKey: options.apiKey,
+    baseURL,
+    timeoutMs: options.timeoutMs ?? 600_000,
+    headers: options.headers,
+    fetch: options.fetch,
+  });
+  // Start loading the SDK now: the first request needs it, and loading overlaps the set-up.
+  connect().catch(() => {});
+
+  return {
+    provider,
+    id: options.model,
+    info: options.info,
+    async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
+      const { sdk, client } = await connect();
+      const failures = { reading: _reading(sdk, provider), where, signal: request.signal };
+      const response = await sdkResponse(
+        () =>
+          client.responses.create(responsesRequest(options.model, request, style), {
+            signal: request.signal,
+          }),
+        failures,
+      );
+      const reader = responsesReader(provider, origin);
+      let events = 0;
+      try {
+        if ((response.headers.get("content-type") ?? "").includes("application/json")) {
+          // The server ignored `stream: true` and sent the whole response (or an error) at once.
+          const body = await response.json();
+          if (body?.error && body?.object !== "response") {
+            throw responsesError(provider, body.error);
+          }
+          events = 1;
+          yield* reader.readWhole(body);
+        } else {
+          for await (const event of readSse(response.body, { idleTimeoutMs, provider })) {
+            const data = eventJson(event.data.trim());
+            if (event.event === "error" && (data as { type?: unknown })?.type !== "error") {
+              throw responsesError(provider, (data as { error?: unknown })?.error ?? data);
+            }
+            if (data === undefined || data === null || typeof data !== "object") continue;
+            events++;
+            yield* reader.read(data as ResponseStreamEvent);
+          }
+        }
+      } catch (error) {
+        throw sdkError(error, failures);
+      }
+      if (events === 0) {
+        throw new ProviderError(`${provider} sent an empty stream`, { retryable: true });
+      }
+      const end = reader.end();
+      if (!end.finished) {
+        throw new ProviderError(`${provider} cut the stream before the answer finished`, {
+          retryable: true,
+        });
+      }
+      yield* end.events;
+    },
+  };
+}
+
+/** How the OpenAI SDK's errors read: a JSON error's message and code, else the body as it came. */
+function _reading(sdk: typeof import("openai"), provider: string): SdkErrorReading<APIError> {
+  const message = (error: APIError) => {
+    const body = error.error as { message?: unknown } | undefined;
+    return typeof body?.message === "string" ? body.message : undefined;
+  };
+  return {
+    APIConnectionError: sdk.APIConnectionError,
+    APIError: sdk.APIError,
+    failure: (error) => ({
+      message: message(error) ?? error.message,
+      // Without a JSON error, the SDK's message is the status and the body as it came.
+      body: message(error) === undefined ? error.message : undefined,
+      code: typeof error.code === "string" ? error.code : undefined,
+    }),
+    streamError: (error) => responsesError(provider, error.error ?? { message: error.message }),
+  };
+}
