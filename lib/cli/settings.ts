@@ -18,11 +18,22 @@ import type { SandboxMode, SandboxSettings } from "./sandbox.ts";
 import type { ModelOverride, ProviderConfig } from "../providers/resolve.ts";
 import { type ProjectFile, readProjectFiles } from "./project.ts";
 
-const pricing = z.object({
+const prices = {
   input: z.number().nonnegative(),
   output: z.number().nonnegative(),
   cacheRead: z.number().nonnegative().optional(),
   cacheWrite: z.number().nonnegative().optional(),
+};
+
+/** Prices past a request size: `above` is the input tokens of one request. */
+const tier = z.object({ above: z.number().int().nonnegative(), ...prices }).strict();
+
+const pricing = z.object({
+  ...prices,
+  tiers: z.array(tier).refine(
+    (tiers) => new Set(tiers.map((each) => each.above)).size === tiers.length,
+    "two tiers have the same threshold (above): give each its own",
+  ).optional(),
 }).strict();
 
 const provider = z.object({
