@@ -133,9 +133,13 @@ function _mark(part: TextPart | ReasoningPart, end: _PartEnd | _ReasoningEnd): v
   if (end.extra !== undefined) part.extra = end.extra;
 }
 
-/** Whether a part gives the caller something: visible text or a tool call. */
+/**
+ * Whether a part gives the caller something: visible text, a tool call, or a block of the
+ * answer without text that the provider made and needs back (e.g. a server tool's use or result).
+ */
 function _isSubstantial(part: AssistantPart): boolean {
-  return part.type === "tool_call" || (part.type === "text" && part.text.trim() !== "");
+  if (part.type === "tool_call") return true;
+  return part.type === "text" && (part.text.trim() !== "" || part.extra !== undefined);
 }
 
 /** Assembles streamed deltas into message parts, merging consecutive deltas of one kind. */
@@ -163,9 +167,16 @@ class _Parts {
     _mark(part, end);
   }
 
-  /** Ends the text block being assembled; provider data is kept only on a block with text. */
+  /**
+   * Ends the text block being assembled. A block without text is kept only when it carries
+   * provider data (a block the provider made and needs back), as a text part without text.
+   */
   endText(end: _PartEnd): void {
-    if (this.#kind !== "text") return;
+    if (this.#kind !== "text") {
+      if (end.extra === undefined) return;
+      this.#flush();
+      this.#kind = "text";
+    }
     _mark(this.#flush() as TextPart, end);
   }
 

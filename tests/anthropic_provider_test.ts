@@ -338,12 +338,6 @@ Deno.test("anthropic provider: max_tokens comes from the request, the options, t
   assert.equal(fromInfo.requests[0].body.max_tokens, 64_000);
 });
 
-Deno.test("anthropic provider: sends no sampling temperature, which the API version refuses", async () => {
-  const run = await runAnthropic([{ text: "a" }], { temperature: 0.2 });
-  assert.equal(run.result.status, "success", run.result.error?.message);
-  assert.equal("temperature" in run.requests[0].body, false);
-});
-
 Deno.test("anthropic provider: exposes the model info it was given", () => {
   const info = { contextWindow: 200_000, maxOutputTokens: 64_000 };
   const model = anthropicModel({ model: "claude-test", apiKey: "k", info });

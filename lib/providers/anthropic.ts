@@ -56,6 +56,7 @@ export function anthropicModel(options: AnthropicModelOptions): Model {
   });
   const { provider } = where;
   const style: MessagesRequestStyle = {
+    provider,
     maxOutputTokens: options.maxOutputTokens,
     info: options.info,
     thinking: options.thinking,
@@ -76,9 +77,14 @@ export function anthropicModel(options: AnthropicModelOptions): Model {
     async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
       const { sdk, client } = await connect();
       const failures = { reading: _reading(sdk, where), where, signal: request.signal };
+      // Sent with the client's own `post`, as `messages.create()` sends it, but without the
+      // warnings `create()` writes to the console about deprecated models (the library never
+      // writes to the user's terminal); the headers `create()` adds are for fields not used here.
       const response = await sdkResponse(
         () =>
-          client.messages.create(messagesRequest(options.model, request, style), {
+          client.post("/v1/messages", {
+            body: messagesRequest(options.model, request, style),
+            stream: true,
             signal: request.signal,
           }),
         failures,

@@ -1,8 +1,10 @@
 /**
  * Reads the raw events of a streamed Anthropic Messages answer into model events: text and
  * thinking as they come, a thinking block's signature (or a redacted block's data) at its end,
- * each tool call once its streamed JSON input is complete, and the usage and stop reason of
- * `message_start` and `message_delta`. Also maps the errors the API sends inside a stream.
+ * each tool call once its streamed JSON input is complete, server tool blocks whole at their
+ * end, and the usage and stop reason of `message_start` and `message_delta`. A message may
+ * also come whole inside `message_start` (its blocks and stop reason, with no block events).
+ * Also maps the errors the API sends inside a stream.
  *
  * @module
  */
@@ -10,7 +12,8 @@
 import { type AgentError, ConfigError, ContextLengthError, ProviderError } from "../errors.ts";
 import type { ToolCallPart } from "../messages.ts";
 import type { FinishReason, ModelEvent } from "../model.ts";
-import type { Usage } from "../usage.ts";
+import { anthropicOrigin, serverBlockEvent } from "./anthropic_server_blocks.ts";
+import { anthropicUsage } from "./anthropic_usage.ts";
 import { isContextLengthMessage } from "./http_errors.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -20,8 +23,8 @@ type _Block =
   | { kind: "text" }
   | { kind: "thinking"; signature: string }
   | { kind: "redacted"; data: string }
-  | { kind: "tool"; id: string; name: string; json: string; initial: unknown }
-  | { kind: "other" };
+  | { kind: "tool"; id: string; name: string; json: string; initial: unknown; caller?: unknown }
+  | { kind: "server"; block: Record<string, unknown>; json: string };
 
 /** A reader of one streamed answer; see {@link anthropicEventReader}. */
 export interface AnthropicEventReader {
@@ -57,8 +60,12 @@ export interface AnthropicEventReader {
  * ```
  */
 export function anthropicEventReader(provider: string): AnthropicEventReader {
+  const origin = anthropicOrigin(provider);
   const blocks = new Map<number, _Block>();
   const usage: Record<string, Json> = {};
+  let messageId: string | undefined;
+  let started = false;
+  let blocksSeen = false;
   let stopReason: string | undefined;
   let hasToolCalls = false;
   let stopped = false;
@@ -69,31 +76,41 @@ export function anthropicEventReader(provider: string): AnthropicEventReader {
     for (const [key, value] of Object.entries(raw)) if (value !== null) usage[key] = value;
   };
 
-  const start = (index: number, block: Json): ModelEvent[] => {
+  /** The state of a block that starts, and the events its start gives. */
+  const open = (block: Json): [_Block, ModelEvent[]] => {
     switch (block?.type) {
       case "text":
-        blocks.set(index, { kind: "text" });
-        return _text(block.text) ? [{ type: "text_delta", text: block.text }] : [];
+        return [
+          { kind: "text" },
+          _text(block.text) ? [{ type: "text_delta", text: block.text }] : [],
+        ];
       case "thinking":
-        blocks.set(index, { kind: "thinking", signature: _text(block.signature) });
-        return _text(block.thinking) ? [{ type: "reasoning_delta", text: block.thinking }] : [];
+        return [
+          { kind: "thinking", signature: _text(block.signature) },
+          _text(block.thinking) ? [{ type: "reasoning_delta", text: block.thinking }] : [],
+        ];
       case "redacted_thinking":
-        blocks.set(index, { kind: "redacted", data: _text(block.data) });
-        return [];
+        return [{ kind: "redacted", data: _text(block.data) }, []];
       case "tool_use":
-        blocks.set(index, {
+        return [{
           kind: "tool",
           id: _text(block.id) || `toolu_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`,
           name: _text(block.name),
           json: "",
           initial: block.input,
-        });
-        return [];
+          caller: block.caller ?? undefined,
+        }, []];
       default:
-        // Server tools (web search, code execution) run at the provider; nothing to do here.
-        blocks.set(index, { kind: "other" });
-        return [];
+        // A server tool's use or result, or a block type added later: kept whole for its end.
+        return [{ kind: "server", block: _isObject(block) ? { ...block } : {}, json: "" }, []];
     }
+  };
+
+  const start = (index: number, block: Json): ModelEvent[] => {
+    blocksSeen = true;
+    const [state, events] = open(block);
+    blocks.set(index, state);
+    return events;
   };
 
   const delta = (block: _Block | undefined, delta: Json): ModelEvent[] => {
@@ -106,7 +123,9 @@ export function anthropicEventReader(provider: string): AnthropicEventReader {
         if (block?.kind === "thinking") block.signature += _text(delta.signature);
         return [];
       case "input_json_delta":
-        if (block?.kind === "tool") block.json += _text(delta.partial_json);
+        if (block?.kind === "tool" || block?.kind === "server") {
+          block.json += _text(delta.partial_json);
+        }
         return [];
       default:
         return [];
@@ -115,6 +134,9 @@ export function anthropicEventReader(provider: string): AnthropicEventReader {
 
   const stop = (block: _Block | undefined): ModelEvent[] => {
     switch (block?.kind) {
+      case "text":
+        // Closes the text part, so that a server block that follows is a part of its own.
+        return [{ type: "text_end" }];
       case "thinking":
         return [{
           type: "reasoning_end",
@@ -125,10 +147,36 @@ export function anthropicEventReader(provider: string): AnthropicEventReader {
       case "tool":
         if (!block.name) return [];
         hasToolCalls = true;
-        return [{ type: "tool_call", call: _toolCall(block) }];
+        return [{ type: "tool_call", call: _toolCall(block, origin) }];
+      case "server":
+        return [serverBlockEvent(_serverBlock(block), origin)];
       default:
         return [];
     }
+  };
+
+  const messageStart = (message: Json): ModelEvent[] => {
+    const id = _text(message?.id) || undefined;
+    if (started) {
+      // The same message announced again before any block: nothing new.
+      if (!blocksSeen && id === messageId) return [];
+      throw new ProviderError(
+        `${provider} sent a second message (${id ?? "no id"}) inside message ` +
+          `${messageId ?? "(no id)"}: the stream mixes two answers`,
+        { retryable: true },
+      );
+    }
+    started = true;
+    messageId = id;
+    mergeUsage(message?.usage);
+    if (_text(message?.stop_reason)) stopReason = message.stop_reason;
+    // Blocks that come whole with the message, without block events of their own.
+    const content: Json[] = Array.isArray(message?.content) ? message.content : [];
+    if (content.length > 0) blocksSeen = true;
+    return content.flatMap((raw) => {
+      const [block, events] = open(raw);
+      return [...events, ...stop(block)];
+    });
   };
 
   const read = (event: Json): ModelEvent[] => {
@@ -136,8 +184,7 @@ export function anthropicEventReader(provider: string): AnthropicEventReader {
     const index = typeof event.index === "number" ? event.index : 0;
     switch (event.type) {
       case "message_start":
-        mergeUsage(event.message?.usage);
-        return [];
+        return messageStart(event.message);
       case "content_block_start":
         return start(index, event.content_block);
       case "content_block_delta":
@@ -209,37 +256,6 @@ export function mapStopReason(reason: string | undefined, hasToolCalls = false):
   }
 }
 
-/**
- * Maps a Messages API `usage` object onto {@link Usage}. The API counts uncached input apart
- * from cache reads and writes; `inputTokens` is their sum.
- *
- * @example
- * ```ts
- * import { anthropicUsage } from "./anthropic_events.ts";
- * const usage = anthropicUsage({
- *   input_tokens: 5,
- *   cache_creation_input_tokens: 100,
- *   cache_read_input_tokens: 1000,
- *   output_tokens: 7,
- * });
- * if (usage.inputTokens !== 1105 || usage.cacheReadTokens !== 1000) throw new Error("unexpected");
- * ```
- */
-export function anthropicUsage(reported: unknown): Usage {
-  const raw = reported as Json;
-  const cacheRead = _count(raw?.cache_read_input_tokens);
-  const cacheWrite = _count(raw?.cache_creation_input_tokens);
-  const usage: Usage = {
-    inputTokens: _count(raw?.input_tokens) + cacheRead + cacheWrite,
-    outputTokens: _count(raw?.output_tokens),
-  };
-  if (cacheRead) usage.cacheReadTokens = cacheRead;
-  if (cacheWrite) usage.cacheWriteTokens = cacheWrite;
-  const reasoning = _count(raw?.output_tokens_details?.thinking_tokens);
-  if (reasoning) usage.reasoningTokens = reasoning;
-  return usage;
-}
-
 /** Error types after which the same request may succeed. */
 const _RETRYABLE: Record<string, number> = {
   rate_limit_error: 429,
@@ -290,8 +306,13 @@ export function anthropicStreamError(
   );
 }
 
-function _toolCall(block: Extract<_Block, { kind: "tool" }>): ToolCallPart {
+function _toolCall(block: Extract<_Block, { kind: "tool" }>, origin: string): ToolCallPart {
   const call: ToolCallPart = { type: "tool_call", id: block.id, name: block.name, input: {} };
+  // A call made by code running at the provider names its caller, which must go back with it.
+  if (block.caller !== undefined) {
+    call.origin = origin;
+    call.extra = { caller: block.caller };
+  }
   const raw = block.json.trim();
   if (raw === "") {
     // The whole input came with the block's start (or there is none).
@@ -308,14 +329,21 @@ function _toolCall(block: Extract<_Block, { kind: "tool" }>): ToolCallPart {
   return call;
 }
 
+/** A finished server block: its input, when it streamed, parsed into it. */
+function _serverBlock(block: Extract<_Block, { kind: "server" }>): Record<string, unknown> {
+  const raw = block.json.trim();
+  if (raw === "") return block.block;
+  try {
+    return { ...block.block, input: JSON.parse(raw) };
+  } catch {
+    return block.block; // the input as the block started, rather than text the API refuses
+  }
+}
+
 function _isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 function _text(value: unknown): string {
   return typeof value === "string" ? value : "";
-}
-
-function _count(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) ? value : 0;
 }

@@ -15,12 +15,18 @@ import type {
 } from "@anthropic-ai/sdk/resources/messages";
 import type { AssistantMessage, Message } from "../messages.ts";
 import type { ModelInfo, ModelRequest } from "../model.ts";
+import { anthropicOrigin, serverBlockOf } from "./anthropic_server_blocks.ts";
 
 /** The output limit when neither the request, the options nor the model info give one. */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 8192;
 
 /** How {@link messagesRequest} shapes a request. */
 export interface MessagesRequestStyle {
+  /**
+   * The provider's name (default `anthropic`): the provider data it made (server tool blocks,
+   * the caller of a tool call) goes back to it alone.
+   */
+  provider?: string;
   /** The output limit when the request gives none (default `info.maxOutputTokens`, else 8192). */
   maxOutputTokens?: number;
   /** What is known about the model. */
@@ -33,11 +39,27 @@ export interface MessagesRequestStyle {
 
 const _EPHEMERAL: CacheControlEphemeral = { type: "ephemeral" };
 
+/** The block types that may carry a cache breakpoint. */
+const _CACHEABLE: ReadonlySet<string> = new Set([
+  "text",
+  "tool_use",
+  "tool_result",
+  "server_tool_use",
+  "web_search_tool_result",
+  "web_fetch_tool_result",
+  "code_execution_tool_result",
+  "bash_code_execution_tool_result",
+  "text_editor_code_execution_tool_result",
+  "tool_search_tool_result",
+  "container_upload",
+]);
+
 /**
  * The streaming request body for `model`. `max_tokens`, which the API requires, is the
  * request's limit, else the style's, else the model's, else 8192; with thinking it is raised
- * above the thinking budget. The neutral `temperature` is not sent: API version 2026-10-21
- * (the SDK's) rejects every sampling parameter.
+ * above the thinking budget. The neutral `temperature` is not sent: the SDK's request type has
+ * no field for it, and the API version the SDK sends (2026-10-21) refuses every sampling
+ * parameter, even at its default.
  *
  * @example
  * ```ts
@@ -62,7 +84,7 @@ export function messagesRequest(
   const body: MessageCreateParamsStreaming = {
     model,
     max_tokens: maxTokens,
-    messages: anthropicMessages(request.messages),
+    messages: anthropicMessages(request.messages, style.provider),
     stream: true,
   };
   if (request.system) {
@@ -97,7 +119,9 @@ export function messagesRequest(
  * user turn, joined by a user message that follows; consecutive turns of one role merge;
  * empty messages are left out. Reasoning goes back only as the provider gave it: with its
  * signature (`thinking`) or its encrypted data (`redacted_thinking`); reasoning from another
- * provider, which has neither, is dropped.
+ * provider, which has neither, is dropped. The blocks of server tools, and the caller of a tool
+ * call made by code running at the provider, go back as they came to the `provider` that made
+ * them (default `anthropic`), and are left out for any other.
  *
  * @example
  * ```ts
@@ -118,7 +142,11 @@ export function messagesRequest(
  * }
  * ```
  */
-export function anthropicMessages(messages: readonly Message[]): MessageParam[] {
+export function anthropicMessages(
+  messages: readonly Message[],
+  provider = "anthropic",
+): MessageParam[] {
+  const origin = anthropicOrigin(provider);
   const turns: { role: "user" | "assistant"; content: ContentBlockParam[] }[] = [];
   const push = (role: "user" | "assistant", blocks: ContentBlockParam[]) => {
     if (blocks.length === 0) return;
@@ -140,7 +168,7 @@ export function anthropicMessages(messages: readonly Message[]): MessageParam[] 
         }]);
         break;
       case "assistant":
-        push("assistant", _assistantBlocks(message));
+        push("assistant", _assistantBlocks(message, origin));
         break;
     }
   }
@@ -162,10 +190,13 @@ export function anthropicToolId(id: string): string {
   return id.replace(/[^a-zA-Z0-9_-]/g, "_") || "call";
 }
 
-function _assistantBlocks(message: AssistantMessage): ContentBlockParam[] {
+function _assistantBlocks(message: AssistantMessage, origin: string): ContentBlockParam[] {
   const blocks: ContentBlockParam[] = [];
   for (const part of message.content) {
-    if (part.type === "reasoning") {
+    const server = serverBlockOf(part, origin);
+    if (server) {
+      blocks.push(server);
+    } else if (part.type === "reasoning") {
       if (part.redacted !== undefined) {
         blocks.push({ type: "redacted_thinking", data: part.redacted });
       } else if (part.signature !== undefined) {
@@ -174,12 +205,14 @@ function _assistantBlocks(message: AssistantMessage): ContentBlockParam[] {
     } else if (part.type === "text") {
       if (part.text !== "") blocks.push({ type: "text", text: part.text });
     } else {
+      const caller = part.origin === origin ? part.extra?.caller : undefined;
       blocks.push({
         type: "tool_use",
         id: anthropicToolId(part.id),
         name: part.name,
         input: _isObject(part.input) ? part.input : {},
-      });
+        ...(caller !== undefined ? { caller } : {}),
+      } as ContentBlockParam);
     }
   }
   return blocks;
@@ -205,8 +238,10 @@ function _markLastBlock(messages: MessageParam[]): void {
   if (!Array.isArray(content)) return;
   for (let i = content.length - 1; i >= 0; i--) {
     const block = content[i];
-    // Thinking blocks cannot carry a breakpoint; they are cached with the turn around them.
+    // Thinking blocks cannot carry a breakpoint (they are cached with the turn around them),
+    // nor may blocks of types this library does not know.
     if (block.type === "thinking" || block.type === "redacted_thinking") continue;
+    if (!_CACHEABLE.has(block.type)) continue;
     block.cache_control = _EPHEMERAL;
     return;
   }

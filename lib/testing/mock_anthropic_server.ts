@@ -3,8 +3,9 @@
  * events (`message_start`, `content_block_start` / `_delta` / `_stop` per block, `ping`,
  * `message_delta`, `message_stop`), thinking with signatures, redacted thinking, tool input
  * streamed as JSON pieces, cache usage, and faults: HTTP errors with the API's error body,
- * `event: error` mid-stream, streams cut short, delays. Point any Anthropic client at
- * `server.url`.
+ * `event: error` mid-stream, streams cut short, delays. A reply may also be a recorded stream,
+ * sent event by event as it is, to replay what a real server sent. Point any Anthropic client
+ * at `server.url`.
  *
  * @module
  */
@@ -39,8 +40,16 @@ export interface MockAnthropicUsage {
   cache_creation_input_tokens?: number;
 }
 
+/** One raw stream event, as the API sends it: its SSE name is its `type`. */
+export type MockAnthropicEvent = { type: string; [key: string]: unknown };
+
 /** The answer to one request. */
 export interface MockAnthropicReply {
+  /**
+   * A recorded stream to send as it is, each event framed as SSE under its `type`, in place of
+   * the stream the other fields describe (the faults and delays still apply).
+   */
+  events?: readonly MockAnthropicEvent[];
   /** A thinking block before the text. */
   thinking?: MockAnthropicThinking;
   /** The answer's text, as one text or as its deltas. */
@@ -140,7 +149,9 @@ export function startMockAnthropicServer(
       headers.set("cache-control", "no-cache");
       headers.set("request-id", `req_mock_${index + 1}`);
       const model = options.model ?? String(body.model ?? "mock");
-      return new Response(_sse(_events(reply, model, body), reply, closing.signal), { headers });
+      const events = reply.events?.map((data) => ({ event: data.type, data })) ??
+        _events(reply, model, body);
+      return new Response(_sse(events, reply, closing.signal), { headers });
     },
   );
   const { port } = server.addr as Deno.NetAddr;
@@ -151,7 +162,7 @@ export function startMockAnthropicServer(
   return { url: `http://127.0.0.1:${port}`, requests, close, [Symbol.asyncDispose]: close };
 }
 
-type _Event = { event: string; data: Record<string, unknown> };
+type _Event = { event: string; data: unknown };
 
 const _ERROR_TYPES: Record<number, string> = {
   400: "invalid_request_error",

@@ -34,6 +34,7 @@ export {
   startMockOpenAIServer,
 } from "./mock_openai_server.ts";
 export {
+  type MockAnthropicEvent,
   type MockAnthropicReply,
   type MockAnthropicServer,
   type MockAnthropicServerOptions,
