@@ -62,6 +62,7 @@ export interface ResponsesReader {
  */
 export function responsesReader(provider: string, origin: string): ResponsesReader {
   const calls = new Map<string, { name: string; callId: string; args: string }>();
+  const texted = new Set<string>(); // the message items that streamed text
   let summary: { item: string; index: number } | undefined;
   let hasCalls = false;
   let refused = false;
@@ -84,6 +85,8 @@ export function responsesReader(provider: string, origin: string): ResponsesRead
         summary = undefined;
         return [{ type: "reasoning_end", origin, extra: { item } }];
       case "message": {
+        // Only a message with text makes a part to carry the id: an empty one gives nothing.
+        if (!texted.has(_text(item.id))) return [];
         const extra: Record<string, unknown> = { id: item.id };
         if (typeof item.phase === "string") extra.phase = item.phase;
         return [{ type: "text_end", origin, extra }];
@@ -122,10 +125,11 @@ export function responsesReader(provider: string, origin: string): ResponsesRead
     if (!event || typeof event !== "object") return [];
     switch (event.type) {
       case "response.output_text.delta":
-        return _text(event.delta) ? [{ type: "text_delta", text: event.delta }] : [];
       case "response.refusal.delta":
-        refused = true;
-        return _text(event.delta) ? [{ type: "text_delta", text: event.delta }] : [];
+        if (event.type === "response.refusal.delta") refused = true;
+        if (_text(event.delta) === "") return [];
+        texted.add(_text(event.item_id));
+        return [{ type: "text_delta", text: event.delta }];
       case "response.reasoning_summary_text.delta":
       case "response.reasoning_text.delta":
         return reasoningDelta(event);
@@ -178,11 +182,14 @@ export function responsesReader(provider: string, origin: string): ResponsesRead
       }
       if (item?.type === "message" && Array.isArray(item.content)) {
         for (const part of item.content) {
+          const item_id = item.id;
           if (part?.type === "output_text") {
-            events.push(...read({ type: "response.output_text.delta", delta: part.text } as Json));
+            const type = "response.output_text.delta";
+            events.push(...read({ type, item_id, delta: part.text } as Json));
           }
           if (part?.type === "refusal") {
-            events.push(...read({ type: "response.refusal.delta", delta: part.refusal } as Json));
+            const type = "response.refusal.delta";
+            events.push(...read({ type, item_id, delta: part.refusal } as Json));
           }
         }
       }
