@@ -12,7 +12,7 @@ import type { Model, ModelEvent, ModelRequest } from "../model.ts";
 import { callSite, type ProviderModelOptions } from "./model_options.ts";
 import { chunkReader, streamError } from "./openai_chunks.ts";
 import { openaiClient } from "./openai_client.ts";
-import { chatRequest, type ChatRequestStyle } from "./openai_request.ts";
+import { chatOrigin, chatRequest, type ChatRequestStyle } from "./openai_request.ts";
 import { sdkError, type SdkErrorReading, sdkResponse } from "./sdk_errors.ts";
 import { eventJson, readSse } from "./sse.ts";
 
@@ -51,6 +51,7 @@ export function openaiModel(options: OpenAIModelOptions): Model {
     maxTokensParam: baseURL === OPENAI_BASE_URL ? "max_completion_tokens" : "max_tokens",
     ...options,
   };
+  const origin = chatOrigin(provider, options.model);
   const idleTimeoutMs = options.idleTimeoutMs ?? 300_000;
   const connect = openaiClient({
     apiKey: options.apiKey,
@@ -71,12 +72,15 @@ export function openaiModel(options: OpenAIModelOptions): Model {
       const failures = { reading: _reading(sdk, provider), where, signal: request.signal };
       const response = await sdkResponse(
         () =>
-          client.chat.completions.create(chatRequest(options.model, request, style), {
-            signal: request.signal,
-          }),
+          client.chat.completions.create(
+            chatRequest(options.model, request, { ...style, origin }),
+            {
+              signal: request.signal,
+            },
+          ),
         failures,
       );
-      const reader = chunkReader(provider);
+      const reader = chunkReader(provider, { origin });
       let chunks = 0;
       let done = false;
       try {

@@ -15,6 +15,7 @@ import type { FinishReason, ModelEvent } from "../model.ts";
 import type { Usage } from "../usage.ts";
 import { isContextLengthMessage } from "./http_errors.ts";
 import { type JsonProgress, jsonProgress } from "./json_progress.ts";
+import { reasoningDetails } from "./reasoning_details.ts";
 import { type ContentPiece, thinkTagSplitter } from "./think_tags.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -37,9 +38,21 @@ export interface ChunkReaderEnd {
   finished: boolean;
 }
 
+/** Options of {@link chunkReader}. */
+export interface ChunkReaderOptions {
+  /**
+   * Who the answer's provider data is from, e.g. `openai-chat:openrouter:anthropic/claude-sonnet-4`:
+   * the `origin` of the reasoning that carries OpenRouter's `reasoning_details`.
+   */
+  origin?: string;
+}
+
 /**
  * A reader of one streamed answer: `read()` each parsed chunk (yielding text and reasoning as
- * it comes), then `end()` for the complete tool calls and the finish.
+ * it comes), then `end()` for the complete tool calls and the finish. OpenRouter's
+ * `reasoning_details` end the reasoning as a `reasoning_end` event whose `extra` holds them,
+ * merged per piece, before the answer's text or calls; pieces that come after that (a late
+ * signature) are merged into the same list.
  *
  * @example
  * ```ts
@@ -51,7 +64,7 @@ export interface ChunkReaderEnd {
  * if (call.type !== "tool_call" || finish.type !== "finish") throw new Error("unexpected");
  * ```
  */
-export function chunkReader(provider: string): {
+export function chunkReader(provider: string, options: ChunkReaderOptions = {}): {
   read(chunk: Json): ModelEvent[];
   end(): ChunkReaderEnd;
 } {
@@ -62,6 +75,18 @@ export function chunkReader(provider: string): {
   let finishReason: string | undefined;
   let usage: Json;
   let refused = false;
+  const details = reasoningDetails();
+  let detailsEnded = false;
+  // The reasoning_end that carries the details, once, before the first text or call.
+  const endDetails = (events: ModelEvent[]): void => {
+    if (detailsEnded || details.list.length === 0) return;
+    detailsEnded = true;
+    events.push({
+      type: "reasoning_end",
+      origin: options.origin,
+      extra: { reasoning_details: details.list },
+    });
+  };
 
   const slotFor = (delta: Json): _Slot => {
     const id = _text(delta.id);
@@ -97,17 +122,21 @@ export function chunkReader(provider: string): {
   const read = (chunk: Json): ModelEvent[] => {
     if (chunk === null || typeof chunk !== "object") return [];
     if (chunk.error || chunk.object === "error") throw streamError(provider, chunk.error ?? chunk);
-    const reported = chunk.usage ?? chunk.x_groq?.usage;
+    // Usage at the top (most), under x_groq (Groq), or in the choice (Moonshot).
+    const reported = chunk.usage ?? chunk.x_groq?.usage ??
+      (Array.isArray(chunk.choices) ? chunk.choices[0]?.usage : undefined);
     if (reported && typeof reported === "object") usage = reported;
     if (!Array.isArray(chunk.choices)) return [];
     const events: ModelEvent[] = [];
     for (const choice of chunk.choices) {
       if (!choice || (choice.index !== undefined && choice.index !== 0)) continue;
       const delta = choice.delta ?? choice.message ?? {};
-      const reasoning = _text(delta.reasoning_content) || _text(delta.reasoning) ||
-        _detailsText(delta.reasoning_details);
+      // OpenRouter sends its details beside the same text as `reasoning`: shown once.
+      const shown = details.push(delta.reasoning_details);
+      const reasoning = _text(delta.reasoning_content) || _text(delta.reasoning) || shown;
       if (reasoning) events.push({ type: "reasoning_delta", text: reasoning });
       for (const piece of _content(delta.content, think)) {
+        if (piece.kind === "text") endDetails(events);
         events.push({
           type: piece.kind === "text" ? "text_delta" : "reasoning_delta",
           text: piece.text,
@@ -116,6 +145,7 @@ export function chunkReader(provider: string): {
       // A refusal (OpenAI) is the answer the model gives instead of one: shown as text.
       const refusal = _text(delta.refusal);
       if (refusal) {
+        endDetails(events);
         refused = true;
         events.push({ type: "text_delta", text: refusal });
       }
@@ -139,10 +169,14 @@ export function chunkReader(provider: string): {
   };
 
   const end = (): ChunkReaderEnd => {
-    const events: ModelEvent[] = think.end().map((piece) => ({
-      type: piece.kind === "text" ? "text_delta" : "reasoning_delta",
-      text: piece.text,
-    }));
+    const events: ModelEvent[] = [];
+    endDetails(events);
+    for (const piece of think.end()) {
+      events.push({
+        type: piece.kind === "text" ? "text_delta" : "reasoning_delta",
+        text: piece.text,
+      });
+    }
     const seen = new Set<string>();
     for (const slot of slots) {
       if (!slot.name) continue;
@@ -326,11 +360,6 @@ function _content(content: unknown, think: ReturnType<typeof thinkTagSplitter>):
     }
   }
   return pieces;
-}
-
-function _detailsText(details: unknown): string {
-  if (!Array.isArray(details)) return "";
-  return details.map((detail) => _text(detail?.text) || _text(detail?.summary)).join("");
 }
 
 function _text(value: unknown): string {

@@ -8,7 +8,7 @@ import type {
   ChatCompletionCreateParamsStreaming,
   ChatCompletionMessageParam,
 } from "openai/resources/chat/completions";
-import type { Message } from "../messages.ts";
+import type { Message, ReasoningPart } from "../messages.ts";
 import type { ModelRequest } from "../model.ts";
 
 /** How a server wants its requests. */
@@ -25,6 +25,31 @@ export interface ChatRequestStyle {
   toolCallIds?: "alnum9";
 }
 
+/** Options of {@link chatRequest}: the server's habits, and who this model is. */
+export interface ChatRequestOptions extends ChatRequestStyle {
+  /**
+   * This model's origin (see {@link chatOrigin}): provider data of the conversation's parts
+   * goes back only when it came from here.
+   */
+  origin?: string;
+}
+
+/**
+ * The origin of what a Chat Completions model sends (see `ReasoningPart.origin`):
+ * `openai-chat:<provider>:<model>`.
+ *
+ * @example
+ * ```ts
+ * import { chatOrigin } from "./openai_request.ts";
+ * if (chatOrigin("openrouter", "google/gemini-2.5-pro") !== "openai-chat:openrouter:google/gemini-2.5-pro") {
+ *   throw new Error("unexpected");
+ * }
+ * ```
+ */
+export function chatOrigin(provider: string, model: string): string {
+  return `openai-chat:${provider}:${model}`;
+}
+
 /**
  * The streaming request body for `model`.
  *
@@ -38,14 +63,16 @@ export interface ChatRequestStyle {
 export function chatRequest(
   model: string,
   request: ModelRequest,
-  style: ChatRequestStyle = {},
+  style: ChatRequestOptions = {},
 ): ChatCompletionCreateParamsStreaming {
   const messages: ChatCompletionMessageParam[] = [];
   if (request.system) {
     messages.push({ role: style.systemRole ?? "system", content: request.system });
   }
   const id = style.toolCallIds === "alnum9" ? alnum9 : undefined;
-  for (const message of request.messages) messages.push(chatMessage(message, id));
+  for (const message of request.messages) {
+    messages.push(chatMessage(message, { id, origin: style.origin }));
+  }
   const body: ChatCompletionCreateParamsStreaming = { model, messages, stream: true };
   if (style.includeUsage !== false) body.stream_options = { include_usage: true };
   if (request.tools.length > 0) {
@@ -61,9 +88,20 @@ export function chatRequest(
   return style.extraBody ? { ...body, ...style.extraBody } : body;
 }
 
+/** Options of {@link chatMessage}. */
+export interface ChatMessageOptions {
+  /** Rewrites tool call ids (default: kept as they are). */
+  id?: (id: string) => string;
+  /** This model's origin: provider data made elsewhere is not sent (see {@link chatOrigin}). */
+  origin?: string;
+}
+
 /**
- * One neutral message in the Chat Completions shape. Reasoning is not sent back: most servers
- * reject it or ignore it.
+ * One neutral message in the Chat Completions shape. Reasoning text is not sent back: most
+ * servers reject it or ignore it. What a part's provider data holds goes back only to the model
+ * it came from: OpenRouter's `reasoning_details` (kept on reasoning parts) as the assistant
+ * message's `reasoning_details`, a tool call's own fields (such as Gemini's `extra_content`)
+ * on the call, unless the call came from another API.
  *
  * @example
  * ```ts
@@ -74,8 +112,9 @@ export function chatRequest(
  */
 export function chatMessage(
   message: Message,
-  id: (id: string) => string = (same) => same,
+  options: ChatMessageOptions = {},
 ): ChatCompletionMessageParam {
+  const id = options.id ?? ((same: string) => same);
   switch (message.role) {
     case "user":
       return { role: "user", content: message.content };
@@ -89,19 +128,26 @@ export function chatMessage(
     case "assistant": {
       let text = "";
       const calls = [];
+      const details: unknown[] = [];
       for (const part of message.content) {
         if (part.type === "text") text += part.text;
+        else if (part.type === "reasoning") details.push(..._detailsFrom(part, options.origin));
         else if (part.type === "tool_call") {
+          // A call's own fields come from Chat Completions (no origin) or from this model.
+          const own = part.origin === undefined || part.origin === options.origin;
           calls.push({
             id: id(part.id),
             type: "function" as const,
             function: { name: part.name, arguments: JSON.stringify(part.input ?? {}) },
-            ...part.extra,
+            ...(own ? part.extra : undefined),
           });
         }
       }
-      if (calls.length === 0) return { role: "assistant", content: text };
-      return { role: "assistant", content: text || null, tool_calls: calls };
+      const wire: ChatCompletionMessageParam = calls.length === 0
+        ? { role: "assistant", content: text }
+        : { role: "assistant", content: text || null, tool_calls: calls };
+      // OpenRouter's field, beside the SDK's types.
+      return details.length > 0 ? { ...wire, reasoning_details: details } as typeof wire : wire;
     }
   }
 }
@@ -126,4 +172,11 @@ export function alnum9(id: string): string {
     b = Math.imul(b ^ id.charCodeAt(i), 0x811c9dc5);
   }
   return ((a >>> 0).toString(36) + (b >>> 0).toString(36)).padEnd(9, "0").slice(0, 9);
+}
+
+/** The `reasoning_details` a reasoning part holds for `origin`, else none. */
+function _detailsFrom(part: ReasoningPart, origin: string | undefined): unknown[] {
+  const details = part.extra?.reasoning_details;
+  if (origin === undefined || part.origin !== origin || !Array.isArray(details)) return [];
+  return details;
 }
