@@ -3,13 +3,7 @@ import assert from "node:assert/strict";
 import { Agent, type AssistantMessage, type ReasoningPart } from "../mod.ts";
 import { openaiResponsesModel } from "../lib/providers/mod.ts";
 import { startMockResponsesServer } from "../lib/testing/mod.ts";
-import {
-  assertEveryCallAnswered,
-  collect,
-  deltaText,
-  eventsOf,
-  recordingTools,
-} from "./run_support.ts";
+import { assertEveryCallAnswered, deltaText, eventsOf, recordingTools } from "./run_support.ts";
 import { doneItems, inputItems, recordingFetch, runResponses } from "./responses_support.ts";
 
 const ORIGIN = "openai-responses:openai:gpt-5";
