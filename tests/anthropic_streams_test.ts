@@ -250,6 +250,22 @@ Deno.test("anthropic provider: a turn of server tools only is an answer, kept an
   assert.equal(next.result.text, "Deno 2.9 is out.");
 });
 
+Deno.test("anthropic provider: a turn paused amid server tools goes on from its blocks", async () => {
+  const paused = [...SEARCH_ONLY.slice(0, -2), ...end("pause_turn")];
+  const run = await runAnthropic([{ events: paused }, { text: "Deno 2.9 is out." }]);
+  assert.equal(run.result.status, "success", run.result.error?.message);
+  assert.equal(run.requests.length, 2);
+  // The paused answer ends the request, for the provider to continue it.
+  const last = wireTurns(run.requests[1]).at(-1);
+  assert.equal(last?.role, "assistant");
+  assert.deepEqual(last?.content.map((block) => block.type), [
+    "server_tool_use",
+    "web_search_tool_result",
+  ]);
+  assert.deepEqual(last?.content[0].input, { query: "deno 2.9" });
+  assert.equal(run.result.text, "Deno 2.9 is out.");
+});
+
 Deno.test("anthropic provider: server tool blocks of another provider are not sent", async () => {
   const run = await runAnthropic([{ text: "Hi." }], {
     messages: [
