@@ -81,9 +81,14 @@ export function responsesReader(provider: string, origin: string): ResponsesRead
   const itemDone = (item: Json): ModelEvent[] => {
     if (!item || typeof item !== "object") return [];
     switch (item.type) {
-      case "reasoning":
+      case "reasoning": {
+        // A summary that was not streamed (a whole response) is read from the item.
+        const streamed = summary?.item === _text(item.id);
+        const text = streamed ? "" : _summaryText(item);
         summary = undefined;
-        return [{ type: "reasoning_end", origin, extra: { item } }];
+        const end: ModelEvent = { type: "reasoning_end", origin, extra: { item } };
+        return text === "" ? [end] : [{ type: "reasoning_delta", text }, end];
+      }
       case "message": {
         // Only a message with text makes a part to carry the id: an empty one gives nothing.
         if (!texted.has(_text(item.id))) return [];
@@ -172,14 +177,6 @@ export function responsesReader(provider: string, origin: string): ResponsesRead
     if (whole?.error && whole.status !== "failed") throw responsesError(provider, whole.error);
     const events: ModelEvent[] = [];
     for (const item of Array.isArray(whole?.output) ? whole.output : []) {
-      if (item?.type === "reasoning") {
-        for (const [i, part] of (Array.isArray(item.summary) ? item.summary : []).entries()) {
-          const type = "response.reasoning_summary_text.delta";
-          events.push(
-            ...read({ type, item_id: item.id, summary_index: i, delta: part?.text } as Json),
-          );
-        }
-      }
       if (item?.type === "message" && Array.isArray(item.content)) {
         for (const part of item.content) {
           const item_id = item.id;
@@ -273,6 +270,17 @@ export function responsesError(provider: string, error: Json): ProviderError {
   );
   const text = `${provider} sent an error in the stream: ${message}${code ? ` (${code})` : ""}`;
   return new ProviderError(text, { retryable });
+}
+
+/** The text of a reasoning item: its summary's parts (else its full text), a paragraph apart. */
+function _summaryText(item: Json): string {
+  const parts = Array.isArray(item.summary) && item.summary.length > 0
+    ? item.summary
+    : Array.isArray(item.content)
+    ? item.content
+    : [];
+  return parts.map((part: Json) => _text(part?.text)).filter((text: string) => text !== "")
+    .join("\n\n");
 }
 
 function _incompleteReason(reason: unknown): FinishReason {
