@@ -100,11 +100,13 @@ Deno.test("anthropic provider: reads a tool call and its caller that come whole 
     input: { city: "Lyon" },
   }]);
   assert.equal(run.requests.length, 2);
-  // The next request gives the provider its blocks back as they came, the caller kept.
+  // The next request gives the provider its blocks back as they came, the caller kept, and
+  // names the container the code runs in.
   assert.deepEqual(wireTurns(run.requests[1])[1], {
     role: "assistant",
     content: [CODE_RESULT, call],
   });
+  assert.equal(run.requests[1].body.container, "container_01");
   assert.equal(run.result.text, "Done.");
 });
 

@@ -64,6 +64,7 @@ export function anthropicEventReader(provider: string): AnthropicEventReader {
   const blocks = new Map<number, _Block>();
   const usage: Record<string, Json> = {};
   let messageId: string | undefined;
+  let container: string | undefined;
   let started = false;
   let blocksSeen = false;
   let stopReason: string | undefined;
@@ -147,7 +148,7 @@ export function anthropicEventReader(provider: string): AnthropicEventReader {
       case "tool":
         if (!block.name) return [];
         hasToolCalls = true;
-        return [{ type: "tool_call", call: _toolCall(block, origin) }];
+        return [{ type: "tool_call", call: _toolCall(block, origin, container) }];
       case "server":
         return [serverBlockEvent(_serverBlock(block), origin)];
       default:
@@ -168,6 +169,7 @@ export function anthropicEventReader(provider: string): AnthropicEventReader {
     }
     started = true;
     messageId = id;
+    container = _text(message?.container?.id) || undefined;
     mergeUsage(message?.usage);
     if (_text(message?.stop_reason)) stopReason = message.stop_reason;
     // Blocks that come whole with the message, without block events of their own.
@@ -306,12 +308,17 @@ export function anthropicStreamError(
   );
 }
 
-function _toolCall(block: Extract<_Block, { kind: "tool" }>, origin: string): ToolCallPart {
+function _toolCall(
+  block: Extract<_Block, { kind: "tool" }>,
+  origin: string,
+  container: string | undefined,
+): ToolCallPart {
   const call: ToolCallPart = { type: "tool_call", id: block.id, name: block.name, input: {} };
-  // A call made by code running at the provider names its caller, which must go back with it.
+  // A call made by code running at the provider names its caller, which must go back with it,
+  // and the container the code runs in, which the next request names to go on there.
   if (block.caller !== undefined) {
     call.origin = origin;
-    call.extra = { caller: block.caller };
+    call.extra = { caller: block.caller, ...(container ? { container } : {}) };
   }
   const raw = block.json.trim();
   if (raw === "") {

@@ -110,8 +110,26 @@ export function messagesRequest(
     body.max_tokens = maxTokens;
     body.thinking = { type: "enabled", budget_tokens: budget };
   }
+  const container = _container(request.messages, anthropicOrigin(style.provider ?? "anthropic"));
+  if (container) body.container = container;
   if (cache) _markLastBlock(body.messages);
   return body;
+}
+
+/**
+ * The container that code running at the provider called a tool from in the last answer: the
+ * request that answers the call names it, for the code to go on there.
+ */
+function _container(messages: readonly Message[], origin: string): string | undefined {
+  const last = messages.findLast((message) => message.role === "assistant");
+  if (last?.role !== "assistant") return undefined;
+  for (const part of last.content) {
+    const container = part.type === "tool_call" && part.origin === origin
+      ? part.extra?.container
+      : undefined;
+    if (typeof container === "string" && container !== "") return container;
+  }
+  return undefined;
 }
 
 /**
