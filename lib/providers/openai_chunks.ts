@@ -3,18 +3,18 @@
  * OpenAI-compatible servers stream: tool-call deltas without `index` or with the same index for
  * every call, missing or repeated ids and names, arguments sent whole, cumulatively, or as a
  * JSON object, `finish_reason: "stop"` after tool calls, reasoning under several field names
- * or inline as `<think>` tags, a refusal in place of the answer, usage in any chunk, and errors
- * inside the stream.
+ * or inline as `<think>` tags, OpenRouter's `reasoning_details`, a refusal in place of the
+ * answer, Perplexity's cited sources, usage in any chunk (or in the choice), and errors inside
+ * the stream.
  *
  * @module
  */
 
-import { ContextLengthError, ProviderError } from "../errors.ts";
+import { ProviderError } from "../errors.ts";
 import type { ToolCallPart } from "../messages.ts";
-import type { FinishReason, ModelEvent } from "../model.ts";
-import type { Usage } from "../usage.ts";
-import { isContextLengthMessage } from "./http_errors.ts";
+import type { ModelEvent } from "../model.ts";
 import { type JsonProgress, jsonProgress } from "./json_progress.ts";
+import { mapFinishReason, mapUsage, streamError } from "./openai_finish.ts";
 import { reasoningDetails } from "./reasoning_details.ts";
 import { type ContentPiece, thinkTagSplitter } from "./think_tags.ts";
 
@@ -75,6 +75,8 @@ export function chunkReader(provider: string, options: ChunkReaderOptions = {}):
   let finishReason: string | undefined;
   let usage: Json;
   let refused = false;
+  let answered = false;
+  let sources: string[] = [];
   const details = reasoningDetails();
   let detailsEnded = false;
   // The reasoning_end that carries the details, once, before the first text or call.
@@ -126,6 +128,9 @@ export function chunkReader(provider: string, options: ChunkReaderOptions = {}):
     const reported = chunk.usage ?? chunk.x_groq?.usage ??
       (Array.isArray(chunk.choices) ? chunk.choices[0]?.usage : undefined);
     if (reported && typeof reported === "object") usage = reported;
+    // Perplexity names the sources its answer cites as [1], [2]… beside the chunks.
+    const cited = _sources(chunk);
+    if (cited.length > 0) sources = cited;
     if (!Array.isArray(chunk.choices)) return [];
     const events: ModelEvent[] = [];
     for (const choice of chunk.choices) {
@@ -136,7 +141,10 @@ export function chunkReader(provider: string, options: ChunkReaderOptions = {}):
       const reasoning = _text(delta.reasoning_content) || _text(delta.reasoning) || shown;
       if (reasoning) events.push({ type: "reasoning_delta", text: reasoning });
       for (const piece of _content(delta.content, think)) {
-        if (piece.kind === "text") endDetails(events);
+        if (piece.kind === "text") {
+          endDetails(events);
+          answered = true;
+        }
         events.push({
           type: piece.kind === "text" ? "text_delta" : "reasoning_delta",
           text: piece.text,
@@ -172,10 +180,15 @@ export function chunkReader(provider: string, options: ChunkReaderOptions = {}):
     const events: ModelEvent[] = [];
     endDetails(events);
     for (const piece of think.end()) {
+      if (piece.kind === "text") answered = true;
       events.push({
         type: piece.kind === "text" ? "text_delta" : "reasoning_delta",
         text: piece.text,
       });
+    }
+    if (answered && sources.length > 0) {
+      const list = sources.map((url, i) => `[${i + 1}] ${url}`).join("\n");
+      events.push({ type: "text_delta", text: `\n\nSources:\n${list}` });
     }
     const seen = new Set<string>();
     for (const slot of slots) {
@@ -195,113 +208,6 @@ export function chunkReader(provider: string, options: ChunkReaderOptions = {}):
   };
 
   return { read, end };
-}
-
-/**
- * Maps a server's `finish_reason` onto the neutral {@link FinishReason}.
- *
- * @example
- * ```ts
- * import { mapFinishReason } from "./openai_chunks.ts";
- * if (mapFinishReason("eos") !== "stop") throw new Error("unexpected");
- * ```
- */
-export function mapFinishReason(reason: string | undefined): FinishReason {
-  switch (reason) {
-    case undefined:
-    case "stop":
-    case "eos":
-    case "eos_token":
-    case "end_turn":
-    case "stop_sequence":
-      return "stop";
-    case "length":
-    case "max_tokens":
-    case "model_length":
-      return "length";
-    case "tool_calls":
-    case "function_call":
-    case "tool_use":
-      return "tool_calls";
-    case "content_filter":
-    case "safety":
-      return "content_filter";
-    default:
-      return "other";
-  }
-}
-
-/**
- * Maps a Chat Completions `usage` object onto {@link Usage}, whose `outputTokens` always count
- * the reasoning. Most servers count reasoning inside `completion_tokens`; xAI leaves it out.
- * Which habit a server has is read from its numbers (a `total_tokens` of prompt, completion and
- * reasoning, or more reasoning than completion), so that a model reached through a router or a
- * proxy reads the same as at its own provider.
- *
- * @example
- * ```ts
- * import { mapUsage } from "./openai_chunks.ts";
- * const usage = mapUsage({ prompt_tokens: 10, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 4 } });
- * if (usage.cacheReadTokens !== 4) throw new Error("unexpected");
- * // xAI: 1 token of answer, 290 of reasoning, counted apart.
- * const xai = mapUsage({
- *   prompt_tokens: 12,
- *   completion_tokens: 1,
- *   total_tokens: 303,
- *   completion_tokens_details: { reasoning_tokens: 290 },
- * });
- * if (xai.outputTokens !== 291) throw new Error("unexpected");
- * ```
- */
-export function mapUsage(raw: Json): Usage {
-  const prompt = _count(raw?.prompt_tokens);
-  const completion = _count(raw?.completion_tokens);
-  const reasoning = _count(raw?.completion_tokens_details?.reasoning_tokens);
-  const total = _count(raw?.total_tokens);
-  const reasoningApart = reasoning > 0 &&
-    (reasoning > completion || (total > 0 && total === prompt + completion + reasoning));
-  const usage: Usage = {
-    inputTokens: prompt,
-    outputTokens: reasoningApart ? completion + reasoning : completion,
-  };
-  const cached = _count(
-    raw?.prompt_tokens_details?.cached_tokens ?? raw?.prompt_cache_hit_tokens ?? raw?.cached_tokens,
-  );
-  if (cached) usage.cacheReadTokens = cached;
-  const written = _count(raw?.prompt_tokens_details?.cache_creation_input_tokens);
-  if (written) usage.cacheWriteTokens = written;
-  if (reasoning) usage.reasoningTokens = reasoning;
-  return usage;
-}
-
-/**
- * The error for an `{"error": …}` object a server sent inside a stream (or in a JSON body).
- * Mid-stream errors are retryable unless they say the request itself is wrong; one that says
- * the conversation is too long is a {@link ContextLengthError}.
- *
- * @example
- * ```ts
- * import { streamError } from "./openai_chunks.ts";
- * const error = streamError("test", { message: "Provider disconnected", code: 502 });
- * if (!error.retryable) throw new Error("unexpected");
- * ```
- */
-export function streamError(provider: string, error: Json): ProviderError {
-  const message = typeof error === "string"
-    ? error
-    : _text(error?.message) || JSON.stringify(error);
-  if (isContextLengthMessage(message, _text(error?.code))) {
-    return new ContextLengthError(
-      `The conversation is too long for the model's context window (${provider}: ${message})`,
-    );
-  }
-  const code = Number(error?.code ?? error?.status);
-  const status = Number.isInteger(code) && code >= 100 && code < 600 ? code : undefined;
-  const text = `${provider} sent an error in the stream: ${message}`;
-  const retryable = status === undefined ? !/invalid|not supported|unsupported/i.test(message) : (
-    status === 408 || status === 409 || status === 429 || status >= 500
-  );
-  return new ProviderError(text, { status, retryable });
 }
 
 function _toolCall(id: string, slot: _Slot): ToolCallPart {
@@ -362,12 +268,18 @@ function _content(content: unknown, think: ReturnType<typeof thinkTagSplitter>):
   return pieces;
 }
 
-function _text(value: unknown): string {
-  return typeof value === "string" ? value : "";
+/** The URLs of a chunk's `citations`, else of its `search_results`. */
+function _sources(chunk: Json): string[] {
+  const urls = (list: unknown, url: (item: Json) => unknown): string[] =>
+    Array.isArray(list)
+      ? list.map(url).filter((item): item is string => typeof item === "string" && item !== "")
+      : [];
+  const cited = urls(chunk.citations, (item) => item);
+  return cited.length > 0 ? cited : urls(chunk.search_results, (item) => item?.url);
 }
 
-function _count(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) ? value : 0;
+function _text(value: unknown): string {
+  return typeof value === "string" ? value : "";
 }
 
 function _isJson(text: string): boolean {
