@@ -21,7 +21,7 @@ import {
 import { callModelInContext, createCompactor } from "../compaction/compact.ts";
 import { DEFAULT_MAX_TURNS, NUDGE_MESSAGE, type RunAgentOptions } from "./options.ts";
 import type { Model } from "../model.ts";
-import { toolDefinitions, toolRegistry } from "../tool.ts";
+import { offeredTools } from "./offered_tools.ts";
 import type { ToolRunResult } from "../tool_runner.ts";
 import { hookedModel } from "../hooks.ts";
 import { runTurnTools, toolCallCheck } from "./tool_phase.ts";
@@ -78,8 +78,8 @@ async function* _run(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunRe
   if (!Number.isInteger(limit) || limit < 0) {
     throw new RangeError(`maxTurns must be a whole number ≥ 0, got ${limit}`);
   }
-  const registry = toolRegistry(options.tools ?? []);
-  const definitions = toolDefinitions(registry.values());
+  const tools = offeredTools(options.tools);
+  let { registry, definitions } = tools();
   const sessionId = options.sessionId ?? crypto.randomUUID();
   const cwd = options.cwd ?? _cwd();
   const maxNudges = options.nudge === false ? 0 : options.nudge?.max ?? 2;
@@ -151,6 +151,8 @@ async function* _run(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunRe
       for (const message of options.pendingInput?.() ?? []) yield* _push(messages, message);
       turn = ++result.turns;
       yield { type: "turn_start", turn };
+      // The tools as they stand now: a list may change during a run.
+      ({ registry, definitions } = tools());
 
       const answer = yield* callModelInContext(
         called,
@@ -204,7 +206,7 @@ async function* _run(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunRe
         continue;
       }
 
-      const tools = yield* runTurnTools(calls, {
+      const ran = yield* runTurnTools(calls, {
         guard,
         registry,
         hooks,
@@ -219,10 +221,10 @@ async function* _run(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunRe
           checks: options.permission?.checks,
         },
       });
-      const results = tools.results;
-      if (tools.stopped) {
+      const results = ran.results;
+      if (ran.stopped) {
         result.status = "error";
-        result.error = describeError(new ModelBehaviorError(tools.stopped));
+        result.error = describeError(new ModelBehaviorError(ran.stopped));
       }
       result.toolCalls += calls.length;
       for (const done of results) yield* _push(messages, _toolMessage(done));

@@ -74,8 +74,12 @@ export interface RunAgentOptions {
   permission?: PermissionCallback;
   /** Hooks around model calls and tool calls, and an observer of every event. */
   hooks?: Hooks;
-  /** The tools the model may call. */
-  tools?: readonly Tool[];
+  /**
+   * The tools the model may call. Read again before each model request, so that a list that
+   * changes during a run is offered as it then stands: an array changed in place (an MCP
+   * connection's `tools`), or what a function gives.
+   */
+  tools?: readonly Tool[] | (() => readonly Tool[]);
   /** Model calls allowed (default 50); 0 removes the limit. */
   maxTurns?: number;
   /**

@@ -1,12 +1,16 @@
 /**
  * Connects to MCP servers and offers their tools to the agent as `mcp__<server>__<tool>`.
  * A server that cannot start gives a warning, never an exception; one that stops later is
- * restarted on the next call. The MCP SDK is loaded only when there is a server to connect to.
+ * restarted on the next call. When a server says its tools changed
+ * (`notifications/tools/list_changed`), they are listed again and the connection's `tools`
+ * change in place, so that the loop offers the new list from its next model request. The MCP
+ * SDK is loaded only when there is a server to connect to.
  *
  * @module
  */
 
 import type { Client } from "@modelcontextprotocol/sdk/client";
+import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types";
 import type { Tool } from "../tool.ts";
 import type { McpConfig } from "./config.ts";
 import { grantedEnv } from "./env.ts";
@@ -42,8 +46,13 @@ export interface McpServerStatus {
 
 /** The servers' tools, and the handle that closes them. */
 export interface McpConnection extends AsyncDisposable {
-  /** The agent tools of every server that started, in configuration order. */
-  readonly tools: Tool[];
+  /**
+   * The agent tools of every server that started, in configuration order. The list is live: it
+   * changes in place when a server says its tools changed, and the loop, which reads it again
+   * before each model request, offers it as it then stands. A tool a server no longer offers
+   * fails with an error that says so.
+   */
+  readonly tools: readonly Tool[];
   /** Each configured server, started or not. */
   servers(): McpServerStatus[];
   /** The SDK client of a connected server, for what the tools do not cover (resources, prompts). */
@@ -80,6 +89,11 @@ export interface ConnectMcpOptions {
   callTimeoutMs?: number;
   /** Hears why a server did not start, or that it stopped. */
   onWarning?: (message: string) => void;
+  /**
+   * Hears that the tools of `server` changed (it said so, or it was restarted with others):
+   * {@link McpConnection.tools} already holds the new list.
+   */
+  onToolsChanged?: (server: string) => void;
   /**
    * Where servers that ask for the sandbox run. Without it (or with `{ unavailable }`) such a
    * server does not start, with a warning: it never runs unconfined. Servers that do not ask are
@@ -171,7 +185,7 @@ export async function connectMcpServers(
   options: ConnectMcpOptions = {},
 ): Promise<McpConnection> {
   const entries = Object.entries(config.mcpServers);
-  if (entries.length === 0) return _connection([], [], new Map());
+  if (entries.length === 0) return _connection([], [], () => new Map());
   const [{ _createServer }, { _agentTool, _toolName }] = await Promise.all([
     import("./server.ts"),
     import("./tools.ts"),
@@ -186,7 +200,38 @@ export async function connectMcpServers(
   const warn = options.onWarning ?? (() => {});
   const startupTimeoutMs = options.startupTimeoutMs ?? MCP_DEFAULTS.startupTimeoutMs;
   const callTimeoutMs = options.callTimeoutMs ?? MCP_DEFAULTS.callTimeoutMs;
-  const servers = entries.map(([name, server]) =>
+  // A call may have to restart the server first.
+  const timeoutMs = callTimeoutMs + startupTimeoutMs + 5_000;
+  const taken = new Set<string>();
+  const tools: Tool[] = [];
+  /** Each server's agent tools, by the server's own tool name. */
+  const owned = entries.map(() => new Map<string, { info: McpTool; tool: Tool }>());
+  /** Makes the agent tools of server `i` those of `infos`, keeping those that did not change. */
+  const offer = (i: number, infos: readonly McpTool[]) => {
+    const server = servers[i];
+    const [, serverConfig] = entries[i];
+    const capabilities = "url" in serverConfig ? ["net" as const] : ["run" as const];
+    const before = owned[i];
+    const after = new Map<string, { info: McpTool; tool: Tool }>();
+    for (const info of infos) {
+      const kept = before.get(info.name);
+      if (kept && _sameTool(kept.info, info)) {
+        after.set(info.name, kept);
+        continue;
+      }
+      const name = kept ? kept.tool.name : _toolName(server.name, info.name, taken);
+      const tool = _agentTool(server, info, name, capabilities, timeoutMs) as Tool;
+      after.set(info.name, { info, tool });
+    }
+    for (const [own, { tool }] of before) if (!after.has(own)) taken.delete(tool.name);
+    owned[i] = after;
+    tools.splice(
+      0,
+      tools.length,
+      ...owned.flatMap((each) => [...each.values()].map((e) => e.tool)),
+    );
+  };
+  const servers = entries.map(([name, server], i) =>
     _createServer(name, server, {
       env: inherited,
       cwd: options.cwd,
@@ -194,42 +239,37 @@ export async function connectMcpServers(
       startupTimeoutMs,
       callTimeoutMs,
       onWarning: warn,
+      onTools(infos) {
+        offer(i, infos);
+        options.onToolsChanged?.(name);
+      },
     })
   );
   const listed = await Promise.allSettled(servers.map((server) => server.start()));
 
-  const taken = new Set<string>();
-  const tools: Tool[] = [];
-  const names = new Map<string, string[]>();
   listed.forEach((outcome, i) => {
     const server = servers[i];
-    const [, serverConfig] = entries[i];
     if (outcome.status === "rejected") {
       warn(
         `MCP server "${server.name}" failed to start: ${
           (outcome.reason as Error).message
         }; its tools are not available`,
       );
-      names.set(server.name, []);
       return;
     }
-    const capabilities = "url" in serverConfig ? ["net" as const] : ["run" as const];
-    // A call may have to restart the server first.
-    const timeoutMs = callTimeoutMs + startupTimeoutMs + 5_000;
-    const own = outcome.value.map((info) => {
-      const tool = _agentTool(
-        server,
-        info,
-        _toolName(server.name, info.name, taken),
-        capabilities,
-        timeoutMs,
-      );
-      tools.push(tool as Tool);
-      return tool.name;
-    });
-    names.set(server.name, own);
+    offer(i, outcome.value);
   });
+  const names = () =>
+    new Map(
+      servers.map((server, i) => [server.name, [...owned[i].values()].map((e) => e.tool.name)]),
+    );
   return _connection(tools, servers, names);
+}
+
+/** Whether a server's tool is described as before: same description, title and schema. */
+function _sameTool(before: McpTool, after: McpTool): boolean {
+  return before.description === after.description && before.title === after.title &&
+    JSON.stringify(before.inputSchema) === JSON.stringify(after.inputSchema);
 }
 
 interface _Handle {
@@ -240,15 +280,18 @@ interface _Handle {
 }
 
 function _connection(
-  tools: Tool[],
+  tools: readonly Tool[],
   servers: readonly _Handle[],
-  names: ReadonlyMap<string, string[]>,
+  names: () => ReadonlyMap<string, string[]>,
 ): McpConnection {
   let closing: Promise<void> | undefined;
   const close = () => closing ??= Promise.all(servers.map((s) => s.close())).then(() => {});
   return {
     tools,
-    servers: () => servers.map((server) => server.status(names.get(server.name) ?? [])),
+    servers: () => {
+      const now = names();
+      return servers.map((server) => server.status(now.get(server.name) ?? []));
+    },
     client: (name) => servers.find((server) => server.name === name)?.client(),
     close,
     [Symbol.asyncDispose]: close,

@@ -16,6 +16,8 @@ import {
   StreamableHTTPError,
 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { resolve } from "node:path";
 import denoJson from "../../deno.json" with { type: "json" };
 import type { McpSandboxOptions, McpTransportKind } from "./client.ts";
@@ -50,6 +52,8 @@ export interface _OpenOptions {
   timeoutMs: number;
   /** Hears when an open connection is lost, with the reason. */
   onLost(session: _Session, reason: string): void;
+  /** Hears the server say its tool list changed (`notifications/tools/list_changed`). */
+  onToolsChanged?(session: _Session): void;
   /** Hears what a sandboxed stdio server left behind, once it has ended (see `_StdioParams`). */
   onLeftover?(text: string): void;
 }
@@ -143,6 +147,9 @@ async function _open(
     options.onLost(session, reason);
   };
   client.onclose = () => lose(_exitReason(stdio) ?? "the connection closed");
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    if (!closing && !session.lost) options.onToolsChanged?.(session);
+  });
   client.onerror = (error) => {
     // The SDK reports these when the server is gone; the pending requests would hang otherwise.
     const gone = connected && (

@@ -1,7 +1,8 @@
 /**
- * One configured MCP server over its lifetime: started once, its tools listed, and restarted on
- * the next call after it crashed, closed its connection, or hung past the call timeout. Loaded on
- * demand with the MCP SDK.
+ * One configured MCP server over its lifetime: started once, its tools listed (and listed again
+ * when it says they changed, or after a restart), and restarted on the next call after it
+ * crashed, closed its connection, or hung past the call timeout. Loaded on demand with the MCP
+ * SDK.
  *
  * @module
  */
@@ -32,6 +33,8 @@ export interface _ServerOptions {
   callTimeoutMs: number;
   /** Hears of a server that stopped between calls. */
   onWarning(message: string): void;
+  /** Hears the server's tools once listed again after they changed (not the first listing). */
+  onTools?(tools: McpTool[]): void;
 }
 
 /** A call's result, and a note for the model when the server had to be restarted first. */
@@ -80,6 +83,13 @@ export function _createServer(
   let opening: Promise<_Session> | undefined;
   const closing = new Set<Promise<void>>();
   let instructions: string | undefined;
+  /** The names of the tools it offers now. */
+  let offered = new Set<string>();
+  /** The listing under way, and whether another change was announced since it began. */
+  let listing: { session: _Session; tools: Promise<McpTool[]> } | undefined;
+  let relist = false;
+  /** Whether the first listing is done: later ones are changes. */
+  let listed = false;
 
   const open = (): Promise<_Session> =>
     opening ??= _openSession(config, {
@@ -88,6 +98,16 @@ export function _createServer(
       sandbox: options.sandbox,
       timeoutMs: options.startupTimeoutMs,
       onLeftover: (text) => options.onWarning(`${label}: ${text}`),
+      onToolsChanged(changed) {
+        if (changed !== session) return;
+        list(changed).catch((error) => {
+          if (changed !== session) return;
+          options.onWarning(
+            `${label} said its tools changed, but listing them failed: ` +
+              `${(error as Error).message}; its tools stay as they were`,
+          );
+        });
+      },
       onLost(lost, reason) {
         if (lost !== session) return;
         drop(lost, reason, false);
@@ -105,16 +125,58 @@ export function _createServer(
             `any state it held is lost]`;
         }
       }
+      const restarted = started;
       started = true;
       session = opened;
       state = "connected";
       stop = undefined;
       instructions = opened.client.getInstructions();
+      // A server restarted may offer other tools than before.
+      if (restarted) list(opened).catch(() => {});
       return opened;
     }, (error) => {
       if (state !== "closed") stop = { reason: (error as Error).message, told: true };
       throw error;
     }).finally(() => opening = undefined);
+
+  /**
+   * Lists the tools of `opened`, page by page, without those that only run as tasks; a change
+   * announced while a listing is under way is listed once more before it ends. Tells
+   * `onTools` of each listing after the first.
+   */
+  const list = (opened: _Session): Promise<McpTool[]> => {
+    if (listing?.session === opened) {
+      relist = true;
+      return listing.tools;
+    }
+    const run = async (): Promise<McpTool[]> => {
+      let tools: McpTool[];
+      do {
+        relist = false;
+        tools = [];
+        let cursor: string | undefined;
+        do {
+          const page = await opened.client.listTools(cursor ? { cursor } : undefined, {
+            timeout: options.startupTimeoutMs,
+          });
+          tools.push(...page.tools);
+          cursor = page.nextCursor;
+        } while (cursor);
+      } while (relist && opened === session);
+      // Tools that only run as tasks cannot be called with a plain tools/call.
+      tools = tools.filter((tool) => tool.execution?.taskSupport !== "required");
+      if (opened === session) {
+        offered = new Set(tools.map((tool) => tool.name));
+        if (listed) options.onTools?.(tools);
+      }
+      return tools;
+    };
+    const tools = run().finally(() => {
+      if (listing?.tools === tools) listing = undefined;
+    });
+    listing = { session: opened, tools };
+    return tools;
+  };
 
   /** Forgets a session that is no longer of use and ends it in the background. */
   const drop = (old: _Session, reason: string, told: boolean) => {
@@ -135,26 +197,24 @@ export function _createServer(
         if (state !== "closed") state = "failed";
         throw error;
       });
-      const tools: McpTool[] = [];
-      let cursor: string | undefined;
-      do {
-        const page = await opened.client.listTools(cursor ? { cursor } : undefined, {
-          timeout: options.startupTimeoutMs,
-        }).catch((error) => {
-          const reason = `listing its tools failed: ${(error as Error).message}`;
-          drop(opened, reason, true);
-          state = "failed";
-          throw new Error(reason, { cause: error });
-        });
-        tools.push(...page.tools);
-        cursor = page.nextCursor;
-      } while (cursor);
-      // Tools that only run as tasks cannot be called with a plain tools/call.
-      return tools.filter((tool) => tool.execution?.taskSupport !== "required");
+      const tools = await list(opened).catch((error) => {
+        const reason = `listing its tools failed: ${(error as Error).message}`;
+        drop(opened, reason, true);
+        state = "failed";
+        throw new Error(reason, { cause: error });
+      });
+      listed = true;
+      return tools;
     },
 
     async call(tool, args, signal) {
       if (state === "closed") throw new Error(`${label} is closed`);
+      if (!offered.has(tool)) {
+        throw new Error(
+          `${label} no longer offers "${tool}": its tool list changed; ` +
+            `call one of the tools offered now`,
+        );
+      }
       let current = session;
       if (!current) {
         try {
@@ -175,6 +235,9 @@ export function _createServer(
           undefined,
           { signal, timeout: options.callTimeoutMs },
         );
+        // A call that changed the tools answers once they are listed again: the next
+        // request to the model offers them.
+        await listing?.tools.catch(() => {});
         return { result: result as CallToolResult, note: told };
       } catch (error) {
         if (signal.aborted) throw error; // the SDK has told the server to cancel

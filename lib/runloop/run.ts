@@ -11,6 +11,7 @@ import { runAgent } from "../loop/loop.ts";
 import type { RunAgentOptions } from "../loop/options.ts";
 import type { MemoryStore } from "../memory/memory.ts";
 import type { Message } from "../messages.ts";
+import type { Tool } from "../tool.ts";
 import { addUsage, emptyUsage, type Usage } from "../usage.ts";
 import type { RunLoopEvent } from "./events.ts";
 import { overflow, type Placement, type RoutingSpend, type RunLoops } from "./manager.ts";
@@ -96,7 +97,7 @@ export async function* runInLoop(
     messages: options.messages ?? loops.history(id),
     input,
     tools: memory && options.recallTool !== false
-      ? [...(options.tools ?? []), createRecallTool(memory)]
+      ? _withTool(options.tools, createRecallTool(memory))
       : options.tools,
   });
   // The result comes last, after the run loops that end with this run.
@@ -136,6 +137,11 @@ function _withSpend<T extends { usage: Usage; costUsd?: number }>(
 }
 
 /** Dollars to a billionth, so that sums carry no float noise (0.00021, not 0.00020999…). */
+/** `tools` and one more, read as `tools` is each time (a list that changes stays live). */
+function _withTool(tools: RunAgentOptions["tools"], more: Tool): () => readonly Tool[] {
+  return () => [...(typeof tools === "function" ? tools() : tools ?? []), more];
+}
+
 function _usd(amount: number): number {
   return Math.round(amount * 1e9) / 1e9;
 }
