@@ -192,9 +192,16 @@ for (const field of ["reasoning_content", "reasoning", "think_tags"] as const) {
     assert.equal(deltaText(run.events, "reasoning_delta"), "The user wants the weather.Got it.");
     assert.equal(deltaText(run.events, "text_delta"), "It is 22°C.");
     assert.equal(run.result.text, "It is 22°C.");
+    // Reasoning that came as reasoning_content is marked so, for the model it came from.
+    const marked = field === "reasoning_content"
+      ? { origin: "openai-chat:openai:test-model", extra: { field: "reasoning_content" } }
+      : {};
     assert.deepEqual(run.result.messages.at(-1), {
       role: "assistant",
-      content: [{ type: "reasoning", text: "Got it." }, { type: "text", text: "It is 22°C." }],
+      content: [
+        { type: "reasoning", text: "Got it.", ...marked },
+        { type: "text", text: "It is 22°C." },
+      ],
     });
     const sentBack = wireMessages(run.requests[1]).find((m) => m.role === "assistant");
     assert.equal(sentBack?.content, null, "reasoning is not sent back as text");

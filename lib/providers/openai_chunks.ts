@@ -49,10 +49,10 @@ export interface ChunkReaderOptions {
 
 /**
  * A reader of one streamed answer: `read()` each parsed chunk (yielding text and reasoning as
- * it comes), then `end()` for the complete tool calls and the finish. OpenRouter's
- * `reasoning_details` end the reasoning as a `reasoning_end` event whose `extra` holds them,
- * merged per piece, before the answer's text or calls; pieces that come after that (a late
- * signature) are merged into the same list.
+ * it comes), then `end()` for the complete tool calls and the finish. What the reasoning needs
+ * back ends it, as a `reasoning_end` event before the answer's text or calls: OpenRouter's
+ * `reasoning_details` merged per piece (pieces that come later, such as a late signature, are
+ * merged into the same list), or `field: "reasoning_content"` for reasoning that came so.
  *
  * @example
  * ```ts
@@ -78,16 +78,21 @@ export function chunkReader(provider: string, options: ChunkReaderOptions = {}):
   let answered = false;
   let sources: string[] = [];
   const details = reasoningDetails();
-  let detailsEnded = false;
-  // The reasoning_end that carries the details, once, before the first text or call.
-  const endDetails = (events: ModelEvent[]): void => {
-    if (detailsEnded || details.list.length === 0) return;
-    detailsEnded = true;
-    events.push({
-      type: "reasoning_end",
-      origin: options.origin,
-      extra: { reasoning_details: details.list },
-    });
+  // Whether the server sends reasoning as `reasoning_content`, and whether any came.
+  let contentField = false;
+  let reasoned = false;
+  let reasoningEnded = false;
+  // The reasoning_end that says what the reasoning needs back, once, before the first text or
+  // call: OpenRouter's details, or the field it came in when that is `reasoning_content`
+  // (DeepSeek wants it back on the turns that call tools, even empty).
+  const endReasoning = (events: ModelEvent[], calls: boolean): void => {
+    if (reasoningEnded) return;
+    const extra: Record<string, unknown> = {};
+    if (details.list.length > 0) extra.reasoning_details = details.list;
+    if (contentField && (reasoned || calls)) extra.field = "reasoning_content";
+    if (Object.keys(extra).length === 0) return;
+    reasoningEnded = true;
+    events.push({ type: "reasoning_end", origin: options.origin, extra });
   };
 
   const slotFor = (delta: Json): _Slot => {
@@ -138,11 +143,15 @@ export function chunkReader(provider: string, options: ChunkReaderOptions = {}):
       const delta = choice.delta ?? choice.message ?? {};
       // OpenRouter sends its details beside the same text as `reasoning`: shown once.
       const shown = details.push(delta.reasoning_details);
+      if (typeof delta.reasoning_content === "string") {
+        contentField = true;
+        if (delta.reasoning_content !== "") reasoned = true;
+      }
       const reasoning = _text(delta.reasoning_content) || _text(delta.reasoning) || shown;
       if (reasoning) events.push({ type: "reasoning_delta", text: reasoning });
       for (const piece of _content(delta.content, think)) {
         if (piece.kind === "text") {
-          endDetails(events);
+          endReasoning(events, false);
           answered = true;
         }
         events.push({
@@ -153,7 +162,7 @@ export function chunkReader(provider: string, options: ChunkReaderOptions = {}):
       // A refusal (OpenAI) is the answer the model gives instead of one: shown as text.
       const refusal = _text(delta.refusal);
       if (refusal) {
-        endDetails(events);
+        endReasoning(events, false);
         refused = true;
         events.push({ type: "text_delta", text: refusal });
       }
@@ -178,7 +187,7 @@ export function chunkReader(provider: string, options: ChunkReaderOptions = {}):
 
   const end = (): ChunkReaderEnd => {
     const events: ModelEvent[] = [];
-    endDetails(events);
+    endReasoning(events, slots.some((slot) => slot.name !== ""));
     for (const piece of think.end()) {
       if (piece.kind === "text") answered = true;
       events.push({

@@ -5,6 +5,7 @@
  */
 
 import type {
+  ChatCompletionAssistantMessageParam,
   ChatCompletionCreateParamsStreaming,
   ChatCompletionMessageParam,
 } from "openai/resources/chat/completions";
@@ -97,11 +98,12 @@ export interface ChatMessageOptions {
 }
 
 /**
- * One neutral message in the Chat Completions shape. Reasoning text is not sent back: most
- * servers reject it or ignore it. What a part's provider data holds goes back only to the model
- * it came from: OpenRouter's `reasoning_details` (kept on reasoning parts) as the assistant
- * message's `reasoning_details`, a tool call's own fields (such as Gemini's `extra_content`)
- * on the call, unless the call came from another API.
+ * One neutral message in the Chat Completions shape. Reasoning text is not sent back (most
+ * servers reject it or ignore it) except to the model it came from: OpenRouter's
+ * `reasoning_details` (kept on reasoning parts) as the assistant message's
+ * `reasoning_details`, and reasoning that came as `reasoning_content` as that field on a turn
+ * that called tools (DeepSeek's thinking mode wants it). A tool call's own fields (such as
+ * Gemini's `extra_content`) go back on the call unless the call came from another API.
  *
  * @example
  * ```ts
@@ -129,10 +131,13 @@ export function chatMessage(
       let text = "";
       const calls = [];
       const details: unknown[] = [];
+      const reasoning: string[] = [];
       for (const part of message.content) {
         if (part.type === "text") text += part.text;
-        else if (part.type === "reasoning") details.push(..._detailsFrom(part, options.origin));
-        else if (part.type === "tool_call") {
+        else if (part.type === "reasoning" && part.origin === options.origin) {
+          details.push(..._detailsFrom(part));
+          if (part.extra?.field === "reasoning_content") reasoning.push(part.text);
+        } else if (part.type === "tool_call") {
           // A call's own fields come from Chat Completions (no origin) or from this model.
           const own = part.origin === undefined || part.origin === options.origin;
           calls.push({
@@ -143,11 +148,18 @@ export function chatMessage(
           });
         }
       }
-      const wire: ChatCompletionMessageParam = calls.length === 0
-        ? { role: "assistant", content: text }
-        : { role: "assistant", content: text || null, tool_calls: calls };
-      // OpenRouter's field, beside the SDK's types.
-      return details.length > 0 ? { ...wire, reasoning_details: details } as typeof wire : wire;
+      if (calls.length === 0) {
+        return _withDetails({ role: "assistant", content: text }, details);
+      }
+      // DeepSeek's thinking mode wants the reasoning of a turn that called tools back.
+      const wire = reasoning.length > 0
+        ? {
+          role: "assistant" as const,
+          content: text || null,
+          reasoning_content: reasoning.join(""),
+        }
+        : { role: "assistant" as const, content: text || null };
+      return _withDetails({ ...wire, tool_calls: calls }, details);
     }
   }
 }
@@ -174,9 +186,16 @@ export function alnum9(id: string): string {
   return ((a >>> 0).toString(36) + (b >>> 0).toString(36)).padEnd(9, "0").slice(0, 9);
 }
 
-/** The `reasoning_details` a reasoning part holds for `origin`, else none. */
-function _detailsFrom(part: ReasoningPart, origin: string | undefined): unknown[] {
+/** The `reasoning_details` a reasoning part holds, else none. */
+function _detailsFrom(part: ReasoningPart): unknown[] {
   const details = part.extra?.reasoning_details;
-  if (origin === undefined || part.origin !== origin || !Array.isArray(details)) return [];
-  return details;
+  return Array.isArray(details) ? details : [];
+}
+
+/** An assistant message with OpenRouter's `reasoning_details`, a field beside the SDK's types. */
+function _withDetails(
+  wire: ChatCompletionAssistantMessageParam,
+  details: unknown[],
+): ChatCompletionAssistantMessageParam {
+  return details.length > 0 ? { ...wire, reasoning_details: details } as typeof wire : wire;
 }
