@@ -298,3 +298,46 @@ Deno.test("openai provider: a tool call's provider data goes back only when Chat
   ]);
   assert.equal(sent.content, "Checking.");
 });
+
+Deno.test("agent: a signature that comes after the answer's text began still goes back with its reasoning", async () => {
+  const detail = (fields: Record<string, unknown>) => ({
+    type: "reasoning.text",
+    format: "anthropic-claude-v1",
+    index: 0,
+    ...fields,
+  });
+  await using server = startMockOpenAIServer({
+    replies: [
+      {
+        chunks: [
+          routed(CLAUDE, {
+            role: "assistant",
+            content: "",
+            reasoning: "Say hi.",
+            reasoning_details: [detail({ text: "Say hi." })],
+          }),
+          routed(CLAUDE, { content: "Hi!" }),
+          routed(CLAUDE, { content: "", reasoning_details: [detail({ signature: SIGNATURE })] }),
+          routed(CLAUDE, { content: "" }, "stop"),
+          routedUsage(CLAUDE),
+        ],
+      },
+      { text: "Bye!" },
+    ],
+  });
+  const agent = new Agent({
+    model: `openrouter/${CLAUDE}`,
+    baseURL: server.url,
+    apiKey: "sk-test",
+  });
+  const first = await agent.run("Hello");
+  assert.equal(first.text, "Hi!");
+  await agent.run("Bye", { messages: first.messages });
+  const sent = (server.requests[1].body.messages as Record<string, unknown>[])
+    .find((message) => message.role === "assistant");
+  assert.deepEqual(sent, {
+    role: "assistant",
+    content: "Hi!",
+    reasoning_details: [detail({ text: "Say hi.", signature: SIGNATURE })],
+  });
+});
