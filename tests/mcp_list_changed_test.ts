@@ -7,6 +7,7 @@
 
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
 import { Agent, runAgent, type Tool } from "../mod.ts";
 import { connectMcpServers, type McpConfig, type McpConnection } from "../lib/mcp/mod.ts";
@@ -15,6 +16,7 @@ import { runToolCall } from "../lib/tool_runner.ts";
 import { toolRegistry } from "../lib/tool.ts";
 import { startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { collect } from "./run_support.ts";
+import { runCli, tempDir } from "./terminal_support.ts";
 
 const CHANGING: McpConfig = {
   mcpServers: {
@@ -146,4 +148,43 @@ Deno.test("a list_changed that changes nothing keeps the same tools; a function 
   ]);
   // The tools that did not change are the same objects.
   assert.ok(tools.slice(1).every((tool) => mcp.tools.includes(tool)));
+});
+
+Deno.test("cli: a server's changed tools are offered from the next model request", async () => {
+  const dir = await tempDir();
+  const config = join(dir, "mcp.json");
+  await Deno.writeTextFile(config, JSON.stringify(CHANGING));
+  await using server = startMockOpenAIServer({
+    replies: [
+      { toolCalls: [{ name: "mcp__changing__first", arguments: {} }] },
+      { toolCalls: [{ name: "mcp__changing__second", arguments: { word: "cli" } }] },
+      { text: "done" },
+    ],
+  });
+  const run = await runCli(
+    ["-m", "openai/test", "--mcp-config", config, "--no-session", "--output", "stream-json", "go"],
+    {
+      cwd: dir,
+      env: {
+        OPENAI_API_KEY: "sk-test",
+        OPENAI_BASE_URL: server.url,
+        AGENT_CONFIG_DIR: await tempDir(),
+      },
+    },
+  );
+  assert.equal(run.code, 0, run.stderr);
+  const mcpTools = offeredPerRequest(server.requests).map((names) =>
+    names.filter((name) => name.startsWith("mcp__"))
+  );
+  assert.deepEqual(mcpTools, [
+    ["mcp__changing__first", "mcp__changing__stay", "mcp__changing__announce"],
+    ["mcp__changing__stay", "mcp__changing__announce", "mcp__changing__second"],
+    ["mcp__changing__stay", "mcp__changing__announce", "mcp__changing__second"],
+  ]);
+  const events = run.stdout.trim().split("\n").map((line) => JSON.parse(line));
+  const results = events.filter((event) => event.type === "tool_result");
+  assert.deepEqual(results.map((event) => event.output), [
+    "first ran; the tool list changed",
+    "second got cli",
+  ]);
 });

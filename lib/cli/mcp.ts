@@ -7,6 +7,7 @@
  */
 
 import type { SessionMode } from "./capabilities.ts";
+import type { Tool } from "../tool.ts";
 import {
   connectMcpServers,
   type LoadedMcpConfig,
@@ -30,6 +31,8 @@ export async function startMcp(options: {
   sandbox?: McpSandboxOptions;
   /** Every stdio server runs in the sandbox (`--sandbox required`). */
   sandboxAll?: boolean;
+  /** Hears that a server's tools changed. */
+  onToolsChanged?: (server: string) => void;
 }): Promise<McpConnection | undefined> {
   const { config, projectServers, warnings } = options.loaded;
   for (const warning of warnings) options.warn(warning);
@@ -71,7 +74,36 @@ export async function startMcp(options: {
     env: options.env,
     onWarning: options.warn,
     sandbox: options.sandbox,
+    onToolsChanged: options.onToolsChanged,
   });
+}
+
+/**
+ * Keeps the MCP tools in `tools` (the run's list, which the loop reads again before each model
+ * request) those `mcp` offers now, and among them only those named in `only` when given: call
+ * the function it returns when a server's tools changed. The other tools stay first.
+ *
+ * @example
+ * ```ts
+ * import { followMcpTools } from "./mcp.ts";
+ * import { connectMcpServers } from "../mcp/mod.ts";
+ * import type { Tool } from "../tool.ts";
+ * await using mcp = await connectMcpServers({ mcpServers: {} });
+ * const tools: Tool[] = [];
+ * followMcpTools(tools, mcp)();
+ * if (tools.length !== 0) throw new Error("unexpected");
+ * ```
+ */
+export function followMcpTools(
+  tools: Tool[],
+  mcp: McpConnection,
+  only?: readonly string[],
+): () => void {
+  const own = tools.filter((tool) => !mcp.tools.includes(tool));
+  return () => {
+    const offered = mcp.tools.filter((tool) => !only || only.includes(tool.name));
+    tools.splice(0, tools.length, ...own, ...offered);
+  };
 }
 
 function _permission(server: McpServerConfig): { state: Deno.PermissionState; flag: string } {

@@ -38,7 +38,7 @@ import { openWorkspace, systemPromptFor, type Workspace, workspaceRoots } from "
 import { type CliSandbox, resolveCliSandbox } from "./sandbox.ts";
 import type { SandboxReport } from "../sandbox/policy.ts";
 import { rulesOf, runHooks } from "./control.ts";
-import { startMcp } from "./mcp.ts";
+import { followMcpTools, startMcp } from "./mcp.ts";
 import { openProjectMemory } from "./memory.ts";
 import { runSecrets, secretEnvNames } from "./secrets.ts";
 import { loadMcpConfig } from "../mcp/mod.ts";
@@ -205,6 +205,8 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
   // The data directory holds sessions, input history and memory; each needs writing there.
   const sandbox = await _sandbox(options, settings, env, sessionMode, sessionsDir);
   if (sandbox.notice) warn(sandbox.notice);
+  // When a server's tools change, the run's tools follow: the loop reads them before each request.
+  let followMcp = () => {};
   const mcp = await startMcp({
     cwd,
     loaded: mcpConfig,
@@ -213,6 +215,7 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
     mode: sessionMode,
     sandbox: sandbox.mcp,
     sandboxAll: sandbox.mcpAll,
+    onToolsChanged: () => followMcp(),
   });
   let setup: Workspace;
   try {
@@ -221,6 +224,7 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
     await mcp?.close();
     throw error;
   }
+  if (mcp) followMcp = followMcpTools(setup.tools, mcp, options.tools);
   const systemPrompt = await systemPromptFor(options, setup, warn);
   // Hook commands run through sh: granted, or (interactive) Deno may ask.
   const shell = Deno.permissions.querySync({ name: "run", command: "sh" }).state;
