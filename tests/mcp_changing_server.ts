@@ -1,8 +1,8 @@
 /**
- * An MCP server on stdio whose tool list changes, for the tests of `notifications/tools/list_changed`:
- * it starts with `first` and `stay`; a call to `first` adds `second`, removes `first` and tells
- * the client its tool list changed (the SDK sends `notifications/tools/list_changed` on each
- * change), all before it answers. `announce` sends one more notification with no change.
+ * An MCP server on stdio whose tool list changes, for the tests of list changes: it starts with
+ * `first`, `stay` and `announce`; a call to `first` adds `second` and removes `first`, and the
+ * SDK tells the client of each change (`notifications/tools/list_changed`), all before the call
+ * is answered. `announce` sends that notification with no change.
  *
  * Run: `deno run -A --config deno.json tests/mcp_changing_server.ts`.
  *
