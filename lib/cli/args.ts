@@ -6,6 +6,7 @@
 
 import { parseArgs } from "node:util";
 import { AgentError } from "../errors.ts";
+import { PROVIDER_APIS, type ProviderApi } from "../providers/presets.ts";
 
 /** How the CLI prints a run. */
 export type OutputFormat = "text" | "json" | "stream-json";
@@ -16,6 +17,8 @@ export interface CliArgs {
   model?: string;
   /** The provider's API root. */
   baseURL?: string;
+  /** The wire protocol of the run's provider, over its own choice. */
+  api?: ProviderApi;
   /** How to print the run. */
   output: OutputFormat;
   /** Model calls allowed. */
@@ -103,6 +106,7 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
       options: {
         model: { type: "string", short: "m" },
         "base-url": { type: "string" },
+        api: { type: "string" },
         output: { type: "string" },
         "max-turns": { type: "string" },
         "system-prompt": { type: "string" },
@@ -159,6 +163,9 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
       );
     }
   }
+  if (values.api !== undefined && !PROVIDER_APIS.includes(values.api as ProviderApi)) {
+    throw new UsageError(`--api must be one of ${PROVIDER_APIS.join(", ")}, got "${values.api}"`);
+  }
   const mode = values["permission-mode"];
   if (mode !== undefined && !["plan", "default", "accept-edits"].includes(mode)) {
     throw new UsageError(`--permission-mode must be plan, default or accept-edits, got "${mode}"`);
@@ -206,6 +213,7 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
     host: values.host,
     maxRuns,
     baseURL: values["base-url"],
+    api: values.api as ProviderApi | undefined,
     output: output as OutputFormat,
     maxTurns,
     systemPrompt: values["system-prompt"],

@@ -183,10 +183,10 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
   }
   const resolveWith = (spec: string) => {
     const model = resolveModel(spec, {
-      // --base-url is the API root of the provider it was given for; another has its own.
-      baseURL: parseModelSpec(spec, settings.providers).provider === provider
-        ? options.baseURL
-        : undefined,
+      // --base-url and --api are those of the provider they were given for; another has its own.
+      ...(parseModelSpec(spec, settings.providers).provider === provider
+        ? { baseURL: options.baseURL, api: options.api }
+        : {}),
       env,
       providers: settings.providers,
       models: settings.models,

@@ -36,8 +36,10 @@ const pricing = z.object({
   ).optional(),
 }).strict();
 
+const api = z.enum(["openai", "openai-responses", "anthropic"]);
+
 const provider = z.object({
-  api: z.enum(["openai", "anthropic"]).optional(),
+  api: api.optional(),
   baseURL: z.url(),
   apiKeyEnv: z.string().optional(),
   headers: z.record(z.string(), z.string()).optional(),
@@ -53,6 +55,7 @@ const model = z.object({
   contextWindow: z.number().int().positive().optional(),
   maxOutputTokens: z.number().int().positive().optional(),
   pricing: pricing.optional(),
+  api: api.optional(),
 }).strict();
 
 const hook = z.object({

@@ -41,3 +41,4 @@ export {
   resolveModel,
   type ResolveModelOptions,
 } from "./resolve.ts";
+export { PROVIDER_APIS, type ProviderApi } from "./presets.ts";

@@ -7,10 +7,21 @@
 
 import type { ChatRequestStyle } from "./openai_request.ts";
 
+/**
+ * A wire protocol: OpenAI's Chat Completions (`openai`, which most servers speak), OpenAI's
+ * Responses API (`openai-responses`), or Anthropic's Messages API (`anthropic`).
+ */
+export type ProviderApi = "openai" | "openai-responses" | "anthropic";
+
+/** The wire protocols, by the name settings and `--api` use. */
+export const PROVIDER_APIS: readonly ProviderApi[] = ["openai", "openai-responses", "anthropic"];
+
 /** How to reach a provider. */
 export interface ProviderPreset {
-  /** The wire protocol: OpenAI Chat Completions, or Anthropic Messages. */
-  api: "openai" | "anthropic";
+  /** The wire protocol. */
+  api: ProviderApi;
+  /** The wire protocol for a model at an API root, when it depends on them (default `api`). */
+  apiFor?: (model: string, baseURL: string) => ProviderApi;
   /** The API root: with `/v1` for OpenAI-compatible servers, without for Anthropic. */
   baseURL: string;
   /** The env var that holds the key. */
@@ -33,6 +44,29 @@ const openaiStyle = (model: string, baseURL: string): ChatRequestStyle =>
     systemRole: /^(o\d|gpt-5)/.test(model) ? "developer" : "system",
   };
 
+/**
+ * Whether `model` is one of OpenAI's reasoning models (the o-series, gpt-5 and later, the codex
+ * models), which keep their reasoning across turns only through the Responses API.
+ *
+ * @example
+ * ```ts
+ * import { isOpenAIReasoningModel } from "./presets.ts";
+ * if (!isOpenAIReasoningModel("gpt-5.1-codex") || isOpenAIReasoningModel("gpt-4.1")) {
+ *   throw new Error("unexpected");
+ * }
+ * ```
+ */
+export function isOpenAIReasoningModel(model: string): boolean {
+  return /^(o\d|gpt-([5-9]|\d\d)|codex)/.test(model);
+}
+
+// OpenAI's own API serves its reasoning models over Responses; a server reached as openai/…
+// at another root speaks Chat Completions unless the settings or --api say otherwise.
+const openaiApi = (model: string, baseURL: string): ProviderApi =>
+  baseURL === "https://api.openai.com/v1" && isOpenAIReasoningModel(model)
+    ? "openai-responses"
+    : "openai";
+
 /** The built-in providers, by the name used in `provider/model`. */
 export const PRESETS: Readonly<Record<string, ProviderPreset>> = {
   openai: {
@@ -40,6 +74,7 @@ export const PRESETS: Readonly<Record<string, ProviderPreset>> = {
     baseURL: "https://api.openai.com/v1",
     keyEnv: "OPENAI_API_KEY",
     baseURLEnv: "OPENAI_BASE_URL",
+    apiFor: openaiApi,
     style: openaiStyle,
   },
   anthropic: {
@@ -123,6 +158,21 @@ export const PRESETS: Readonly<Record<string, ProviderPreset>> = {
     local: true,
   },
 };
+
+/**
+ * The wire protocol of `preset` for `model` at `baseURL`.
+ *
+ * @example
+ * ```ts
+ * import { apiOf, PRESETS } from "./presets.ts";
+ * const openai = PRESETS.openai;
+ * if (apiOf(openai, "gpt-5", openai.baseURL) !== "openai-responses") throw new Error("unexpected");
+ * if (apiOf(openai, "gpt-5", "http://127.0.0.1:8000/v1") !== "openai") throw new Error("unexpected");
+ * ```
+ */
+export function apiOf(preset: ProviderPreset, model: string, baseURL: string): ProviderApi {
+  return preset.apiFor?.(model, baseURL) ?? preset.api;
+}
 
 /**
  * The request habits of `preset` for `model` at `baseURL`.

@@ -12,12 +12,20 @@ import { anthropicModel } from "./anthropic.ts";
 import { lookupModelInfo, lookupThinking } from "./models.ts";
 import { openaiModel } from "./openai.ts";
 import type { ChatRequestStyle } from "./openai_request.ts";
-import { PRESETS, type ProviderPreset, styleOf } from "./presets.ts";
+import { openaiResponsesModel } from "./openai_responses.ts";
+import {
+  apiOf,
+  isOpenAIReasoningModel,
+  PRESETS,
+  type ProviderApi,
+  type ProviderPreset,
+  styleOf,
+} from "./presets.ts";
 
 /** A provider the user defines (in the user settings file). */
 export interface ProviderConfig extends ChatRequestStyle {
-  /** The wire protocol (default `openai`). */
-  api?: "openai" | "anthropic";
+  /** The wire protocol (default `openai`, Chat Completions). */
+  api?: ProviderApi;
   /** The API root: with `/v1` for OpenAI-compatible servers, without for Anthropic. */
   baseURL: string;
   /** The env var that holds the key; without one, no key is sent. */
@@ -36,6 +44,8 @@ export interface ModelOverride {
   maxOutputTokens?: number;
   /** Prices per million tokens. */
   pricing?: Pricing;
+  /** The wire protocol to reach the model with, over its provider's. */
+  api?: ProviderApi;
 }
 
 /** Where a model's connection settings come from. */
@@ -57,6 +67,8 @@ export interface ResolveModelOptions {
   thinkingBudget?: number;
   /** The fetch the provider's SDK uses (default the global one), e.g. to go through a proxy. */
   fetch?: typeof fetch;
+  /** The wire protocol, over the model's override and its provider's own choice. */
+  api?: ProviderApi;
 }
 
 /** The names of the built-in providers. */
@@ -95,7 +107,8 @@ export function resolveModel(spec: string | Model, options: ResolveModelOptions 
     info: _info(name, model, preset, options.models?.[spec]),
     fetch: options.fetch,
   };
-  if (preset.api === "anthropic") {
+  const api = options.api ?? options.models?.[spec]?.api ?? apiOf(preset, model, baseURL);
+  if (api === "anthropic") {
     return anthropicModel({
       ...common,
       thinking: options.thinkingBudget && lookupThinking("anthropic", model) === "budget"
@@ -103,7 +116,16 @@ export function resolveModel(spec: string | Model, options: ResolveModelOptions 
         : undefined,
     });
   }
-  return openaiModel({ ...styleOf(preset, model, baseURL), ...common });
+  const style = styleOf(preset, model, baseURL);
+  if (api === "openai-responses") {
+    return openaiResponsesModel({
+      ...common,
+      // Reasoning summaries are what the user sees of an OpenAI reasoning model's thinking.
+      reasoning: isOpenAIReasoningModel(model) ? { summary: "auto" } : undefined,
+      extraBody: style.extraBody,
+    });
+  }
+  return openaiModel({ ...style, ...common });
 }
 
 /**
@@ -157,9 +179,10 @@ export function thinkingBudgetNote(
 ): string | undefined {
   const { provider, model } = parseModelSpec(spec, providers);
   const { api } = _preset(provider, providers);
+  const family = api === "anthropic" ? "anthropic" : "openai";
   const budgeted = `models on Anthropic's API take one (anthropic/claude-…, or a provider of ` +
     `your settings with "api": "anthropic")`;
-  switch (lookupThinking(api, model)) {
+  switch (lookupThinking(family, model)) {
     case "budget":
       return undefined;
     case "own":
