@@ -9,6 +9,7 @@ import { costMeter, costOf, pricesFor } from "../lib/cost.ts";
 import type { Model, Pricing } from "../lib/model.ts";
 import { lookupModelInfo } from "../lib/providers/models.ts";
 import { runAgent } from "../lib/loop/loop.ts";
+import { startConversation } from "../lib/conversation/mod.ts";
 import type { AgentEvent, RunResult } from "../lib/events.ts";
 import type { Message } from "../lib/messages.ts";
 import { scriptedModel, type ScriptedStep } from "../lib/testing/scripted_model.ts";
@@ -145,6 +146,35 @@ Deno.test("runAgent() charges the summaries and the answer of one turn each by i
   assert.ok(inputTokens > 1_000);
   assert.deepEqual(result.usage, { inputTokens, outputTokens: (summaries + 1) * 10 });
   assertUsd(result.costUsd, (inputTokens * 1 + (summaries + 1) * 10 * 2) / 1e6);
+});
+
+Deno.test("startConversation().compact() charges each summary call by its own request", async () => {
+  const long = "word ".repeat(1_200);
+  const scripted = scriptedModel((request) =>
+    request.system
+      ? { text: "## Goal\nRead the words", usage: { inputTokens: 900, outputTokens: 10 } }
+      : { text: long, usage: { inputTokens: 900, outputTokens: 10 } }
+  );
+  const model: Model = {
+    provider: "scripted",
+    id: "tiered",
+    info: { contextWindow: 2_000, maxOutputTokens: 100, pricing: TIERED },
+    stream: (request) => scripted.stream(request),
+  };
+  const driver = startConversation({ model, runOptions: { compaction: false } });
+  for (const message of [long, long]) {
+    const run = driver.send(message);
+    let step = await run.next();
+    while (!step.done) step = await run.next();
+  }
+  const before = scripted.requests.length;
+  const compacted = await driver.compact();
+  await driver.close();
+  const summaries = scripted.requests.length - before;
+  assert.ok(summaries >= 2, `the summary took ${summaries} calls`);
+  // Each call stays under 1,000 input tokens, however many there are: base prices.
+  assert.equal(compacted?.usage.inputTokens, summaries * 900);
+  assertUsd(compacted?.costUsd, summaries * (900 * 1 + 10 * 2) / 1e6);
 });
 
 Deno.test("known models carry the long-request prices their providers publish", () => {
