@@ -153,3 +153,16 @@ Deno.test("openai provider: reasoning streamed as `reasoning` (Groq, OpenRouter)
   assert.equal(run.reasoning, "Look it up.");
   assert.equal(run.events.some((event) => event.type === "reasoning_end"), false);
 });
+
+Deno.test("agent: DeepSeek reasoning on both sides of the text goes back whole", async () => {
+  const turn = callTurn(["First I think."]);
+  const requests = await runDeepSeek([
+    ...turn.slice(0, 2),
+    deepseek({ content: "Let me check." }),
+    deepseek({ content: null, reasoning_content: " Then the tool." }),
+    ...turn.slice(2),
+  ]);
+  const [called] = assistants(requests[1]);
+  assert.equal(called.content, "Let me check.");
+  assert.equal(called.reasoning_content, "First I think. Then the tool.");
+});

@@ -78,21 +78,30 @@ export function chunkReader(provider: string, options: ChunkReaderOptions = {}):
   let answered = false;
   let sources: string[] = [];
   const details = reasoningDetails();
-  // Whether the server sends reasoning as `reasoning_content`, and whether any came.
+  let detailsSent = false;
+  // Whether the server sends reasoning as `reasoning_content`, whether a block of it is open,
+  // and whether a block was marked so.
   let contentField = false;
-  let reasoned = false;
-  let reasoningEnded = false;
-  // The reasoning_end that says what the reasoning needs back, once, before the first text or
-  // call: OpenRouter's details, or the field it came in when that is `reasoning_content`
-  // (DeepSeek wants it back on the turns that call tools, even empty).
+  let open = false;
+  let marked = false;
+  // The reasoning_end that says what the reasoning needs back, before text or calls:
+  // OpenRouter's details (once: the list is the answer's), and the field each block of
+  // reasoning came in when that is `reasoning_content` (DeepSeek wants it back on the turns
+  // that call tools, even when there was none).
   const endReasoning = (events: ModelEvent[], calls: boolean): void => {
-    if (reasoningEnded) return;
     const extra: Record<string, unknown> = {};
-    if (details.list.length > 0) extra.reasoning_details = details.list;
-    if (contentField && (reasoned || calls)) extra.field = "reasoning_content";
-    if (Object.keys(extra).length === 0) return;
-    reasoningEnded = true;
-    events.push({ type: "reasoning_end", origin: options.origin, extra });
+    if (!detailsSent && details.list.length > 0) {
+      extra.reasoning_details = details.list;
+      detailsSent = true;
+    }
+    if (open || (contentField && calls && !marked)) {
+      extra.field = "reasoning_content";
+      open = false;
+      marked = true;
+    }
+    if (Object.keys(extra).length > 0) {
+      events.push({ type: "reasoning_end", origin: options.origin, extra });
+    }
   };
 
   const slotFor = (delta: Json): _Slot => {
@@ -145,7 +154,7 @@ export function chunkReader(provider: string, options: ChunkReaderOptions = {}):
       const shown = details.push(delta.reasoning_details);
       if (typeof delta.reasoning_content === "string") {
         contentField = true;
-        if (delta.reasoning_content !== "") reasoned = true;
+        if (delta.reasoning_content !== "") open = true;
       }
       const reasoning = _text(delta.reasoning_content) || _text(delta.reasoning) || shown;
       if (reasoning) events.push({ type: "reasoning_delta", text: reasoning });
