@@ -341,3 +341,73 @@ Deno.test("agent: a signature that comes after the answer's text began still goe
     reasoning_details: [detail({ text: "Say hi.", signature: SIGNATURE })],
   });
 });
+
+/** A chunk of a LiteLLM proxy's stream for Claude with extended thinking. */
+function litellm(delta: Record<string, unknown>, finish: string | null = null) {
+  return {
+    id: "chatcmpl-8d2d9f0a-4c1e-4d59-9b1f-3c0c2f5e7a11",
+    created: 1761234567,
+    model: "claude-sonnet-4-5-20250929",
+    object: "chat.completion.chunk",
+    system_fingerprint: null,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+    provider_specific_fields: {},
+  };
+}
+
+/** LiteLLM's thinking block delta, as it sends one beside `reasoning_content`. */
+function thought(thinking: string, signature: string | null = null) {
+  const blocks = [{ type: "thinking", thinking, signature }];
+  return {
+    reasoning_content: thinking,
+    thinking_blocks: blocks,
+    provider_specific_fields: { thinking_blocks: blocks },
+    content: "",
+  };
+}
+
+Deno.test("a recorded LiteLLM stream reads right: Claude's thinking_blocks go back whole, signed, to the same model", async () => {
+  await using server = startMockOpenAIServer({
+    replies: [
+      {
+        chunks: [
+          litellm({ role: "assistant", ...thought("The user wants ") }),
+          litellm(thought("the weather.")),
+          litellm(thought("", SIGNATURE)),
+          litellm({
+            content: "",
+            tool_calls: [{
+              index: 1,
+              id: "toolu_01A09q90qw90lq917835lq9",
+              type: "function",
+              function: { name: "get_weather", arguments: '{"city": "Paris"}' },
+            }],
+          }),
+          litellm({}, "tool_calls"),
+          {
+            ...litellm({}),
+            choices: [],
+            usage: { prompt_tokens: 563, completion_tokens: 87, total_tokens: 650 },
+          },
+        ],
+      },
+      { text: "22°C in Paris." },
+    ],
+  });
+  const agent = new Agent({
+    model: "openai/claude-sonnet-4-5",
+    baseURL: server.url,
+    apiKey: "sk-test",
+    tools: recordingTools().tools,
+    retry: FAST_RETRY,
+  });
+  const { events, result } = await collect(agent.stream("Weather in Paris?"));
+  assert.equal(result.status, "success", result.error?.message);
+  assert.equal(deltaText(events, "reasoning_delta"), "The user wants the weather.");
+  const sent = (server.requests[1].body.messages as Record<string, unknown>[])
+    .find((message) => message.role === "assistant");
+  assert.deepEqual(sent?.thinking_blocks, [
+    { type: "thinking", thinking: "The user wants the weather.", signature: SIGNATURE },
+  ]);
+  assert.equal(sent?.reasoning_content, "The user wants the weather.");
+});

@@ -3,7 +3,8 @@
  * OpenAI-compatible servers stream: tool-call deltas without `index` or with the same index for
  * every call, missing or repeated ids and names, arguments sent whole, cumulatively, or as a
  * JSON object, `finish_reason: "stop"` after tool calls, reasoning under several field names
- * or inline as `<think>` tags, OpenRouter's `reasoning_details`, a refusal in place of the
+ * or inline as `<think>` tags, OpenRouter's `reasoning_details` and LiteLLM's `thinking_blocks`
+ * (see `reasoning_pieces.ts`), a refusal in place of the
  * answer, Perplexity's cited sources, usage in any chunk (or in the choice), and errors inside
  * the stream.
  *
@@ -15,7 +16,7 @@ import type { ToolCallPart } from "../messages.ts";
 import type { ModelEvent } from "../model.ts";
 import { type JsonProgress, jsonProgress } from "./json_progress.ts";
 import { mapFinishReason, mapUsage, streamError } from "./openai_finish.ts";
-import { reasoningDetails } from "./reasoning_details.ts";
+import { reasoningPieces } from "./reasoning_pieces.ts";
 import { type ContentPiece, thinkTagSplitter } from "./think_tags.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -51,8 +52,9 @@ export interface ChunkReaderOptions {
  * A reader of one streamed answer: `read()` each parsed chunk (yielding text and reasoning as
  * it comes), then `end()` for the complete tool calls and the finish. What the reasoning needs
  * back ends it, as a `reasoning_end` event before the answer's text or calls: OpenRouter's
- * `reasoning_details` merged per piece (pieces that come later, such as a late signature, are
- * merged into the same list), or `field: "reasoning_content"` for reasoning that came so.
+ * `reasoning_details` and a LiteLLM proxy's `thinking_blocks`, merged per piece (pieces that
+ * come later, such as a late signature, are merged into the same lists), and
+ * `field: "reasoning_content"` for reasoning that came so.
  *
  * @example
  * ```ts
@@ -77,22 +79,25 @@ export function chunkReader(provider: string, options: ChunkReaderOptions = {}):
   let refused = false;
   let answered = false;
   let sources: string[] = [];
-  const details = reasoningDetails();
-  let detailsSent = false;
+  // OpenRouter's reasoning_details and a LiteLLM proxy's thinking_blocks.
+  const details = reasoningPieces();
+  const blocks = reasoningPieces();
+  let piecesSent = false;
   // Whether the server sends reasoning as `reasoning_content`, whether a block of it is open,
   // and whether a block was marked so.
   let contentField = false;
   let open = false;
   let marked = false;
-  // The reasoning_end that says what the reasoning needs back, before text or calls:
-  // OpenRouter's details (once: the list is the answer's), and the field each block of
-  // reasoning came in when that is `reasoning_content` (DeepSeek wants it back on the turns
-  // that call tools, even when there was none).
+  // The reasoning_end that says what the reasoning needs back, before text or calls: the
+  // pieces (once: the lists are the answer's), and the field each block of reasoning came in
+  // when that is `reasoning_content` (DeepSeek wants it back on the turns that call tools,
+  // even when there was none).
   const endReasoning = (events: ModelEvent[], calls: boolean): void => {
     const extra: Record<string, unknown> = {};
-    if (!detailsSent && details.list.length > 0) {
-      extra.reasoning_details = details.list;
-      detailsSent = true;
+    if (!piecesSent && (details.list.length > 0 || blocks.list.length > 0)) {
+      if (details.list.length > 0) extra.reasoning_details = details.list;
+      if (blocks.list.length > 0) extra.thinking_blocks = blocks.list;
+      piecesSent = true;
     }
     if (open || (contentField && calls && !marked)) {
       extra.field = "reasoning_content";
@@ -150,8 +155,8 @@ export function chunkReader(provider: string, options: ChunkReaderOptions = {}):
     for (const choice of chunk.choices) {
       if (!choice || (choice.index !== undefined && choice.index !== 0)) continue;
       const delta = choice.delta ?? choice.message ?? {};
-      // OpenRouter sends its details beside the same text as `reasoning`: shown once.
-      const shown = details.push(delta.reasoning_details);
+      // The pieces come beside the same text as `reasoning` or `reasoning_content`: shown once.
+      const shown = details.push(delta.reasoning_details) + blocks.push(delta.thinking_blocks);
       if (typeof delta.reasoning_content === "string") {
         contentField = true;
         if (delta.reasoning_content !== "") open = true;

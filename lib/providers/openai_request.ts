@@ -9,7 +9,7 @@ import type {
   ChatCompletionCreateParamsStreaming,
   ChatCompletionMessageParam,
 } from "openai/resources/chat/completions";
-import type { Message, ReasoningPart } from "../messages.ts";
+import type { Message } from "../messages.ts";
 import type { ModelRequest } from "../model.ts";
 
 /** How a server wants its requests. */
@@ -100,8 +100,8 @@ export interface ChatMessageOptions {
 /**
  * One neutral message in the Chat Completions shape. Reasoning text is not sent back (most
  * servers reject it or ignore it) except to the model it came from: OpenRouter's
- * `reasoning_details` (kept on reasoning parts) as the assistant message's
- * `reasoning_details`, and reasoning that came as `reasoning_content` as that field on a turn
+ * `reasoning_details` and LiteLLM's `thinking_blocks` (kept on reasoning parts) as those fields
+ * of the assistant message, and reasoning that came as `reasoning_content` as that field on a turn
  * that called tools (DeepSeek's thinking mode wants it). A tool call's own fields (such as
  * Gemini's `extra_content`) go back on the call unless the call came from another API.
  *
@@ -131,11 +131,13 @@ export function chatMessage(
       let text = "";
       const calls = [];
       const details: unknown[] = [];
+      const blocks: unknown[] = [];
       const reasoning: string[] = [];
       for (const part of message.content) {
         if (part.type === "text") text += part.text;
         else if (part.type === "reasoning" && part.origin === options.origin) {
-          details.push(..._detailsFrom(part));
+          details.push(..._list(part.extra?.reasoning_details));
+          blocks.push(..._list(part.extra?.thinking_blocks));
           if (part.extra?.field === "reasoning_content") reasoning.push(part.text);
         } else if (part.type === "tool_call") {
           // A call's own fields come from Chat Completions (no origin) or from this model.
@@ -149,7 +151,7 @@ export function chatMessage(
         }
       }
       if (calls.length === 0) {
-        return _withDetails({ role: "assistant", content: text }, details);
+        return _withPieces({ role: "assistant", content: text }, details, blocks);
       }
       // DeepSeek's thinking mode wants the reasoning of a turn that called tools back.
       const wire = reasoning.length > 0
@@ -159,7 +161,7 @@ export function chatMessage(
           reasoning_content: reasoning.join(""),
         }
         : { role: "assistant" as const, content: text || null };
-      return _withDetails({ ...wire, tool_calls: calls }, details);
+      return _withPieces({ ...wire, tool_calls: calls }, details, blocks);
     }
   }
 }
@@ -186,16 +188,21 @@ export function alnum9(id: string): string {
   return ((a >>> 0).toString(36) + (b >>> 0).toString(36)).padEnd(9, "0").slice(0, 9);
 }
 
-/** The `reasoning_details` a reasoning part holds, else none. */
-function _detailsFrom(part: ReasoningPart): unknown[] {
-  const details = part.extra?.reasoning_details;
-  return Array.isArray(details) ? details : [];
+function _list(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
 }
 
-/** An assistant message with OpenRouter's `reasoning_details`, a field beside the SDK's types. */
-function _withDetails(
+/**
+ * An assistant message with OpenRouter's `reasoning_details` and LiteLLM's `thinking_blocks`,
+ * fields beside the SDK's types.
+ */
+function _withPieces(
   wire: ChatCompletionAssistantMessageParam,
   details: unknown[],
+  blocks: unknown[],
 ): ChatCompletionAssistantMessageParam {
-  return details.length > 0 ? { ...wire, reasoning_details: details } as typeof wire : wire;
+  const pieces: Record<string, unknown[]> = {};
+  if (details.length > 0) pieces.reasoning_details = details;
+  if (blocks.length > 0) pieces.thinking_blocks = blocks;
+  return { ...wire, ...pieces };
 }
