@@ -135,11 +135,12 @@ export function chatMessage(
       const reasoning: string[] = [];
       for (const part of message.content) {
         if (part.type === "text") text += part.text;
-        else if (part.type === "reasoning" && part.origin === options.origin) {
+        else if (part.type === "reasoning") {
+          if (options.origin === undefined || part.origin !== options.origin) continue;
           details.push(..._list(part.extra?.reasoning_details));
           blocks.push(..._list(part.extra?.thinking_blocks));
           if (part.extra?.field === "reasoning_content") reasoning.push(part.text);
-        } else if (part.type === "tool_call") {
+        } else {
           // A call's own fields come from Chat Completions (no origin) or from this model.
           const own = part.origin === undefined || part.origin === options.origin;
           calls.push({
