@@ -1,13 +1,19 @@
 /**
  * The CLI as a whole process against the loopback mock servers: wall time and peak memory
  * (from `/usr/bin/time -v`, Debian package `time`) of a one-turn task, and of a 50-turn loop
- * of read calls, on the OpenAI-compatible provider and on the Anthropic provider. Run with
+ * of read calls, on the OpenAI-compatible provider (Chat Completions and the Responses API, whose
+ * answers each carry a reasoning item sent back on every later turn) and on the Anthropic
+ * provider. Run with
  * `deno run -A bench/cli.ts`.
  */
 
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startMockAnthropicServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
+import {
+  startMockAnthropicServer,
+  startMockOpenAIServer,
+  startMockResponsesServer,
+} from "../lib/testing/mod.ts";
 import { median } from "./stats.ts";
 
 const MOD = fileURLToPath(new URL("../mod.ts", import.meta.url));
@@ -25,6 +31,8 @@ interface Target {
   model: string;
   start(script: (turn: number) => Step): { url: string; close(): Promise<void> };
   env(url: string): Record<string, string>;
+  /** Flags the target adds. */
+  args?: string[];
 }
 
 /** One scripted answer: text, or one read call. */
@@ -41,6 +49,25 @@ const TARGETS: Target[] = [
           return "text" in step
             ? { text: step.text }
             : { toolCalls: [{ name: "read", arguments: step.read }] };
+        },
+      }),
+    env: (url) => ({ OPENAI_API_KEY: "sk-bench", OPENAI_BASE_URL: url }),
+  },
+  {
+    name: "openai-responses",
+    model: "openai/bench",
+    args: ["--api", "openai-responses"],
+    start: (script) =>
+      startMockResponsesServer({
+        replies: (body) => {
+          const input = body.input as Array<{ type?: string; role?: string }>;
+          const turns = input.filter((item) =>
+            item.type === "function_call" || (item.type === "message" && item.role === "assistant")
+          ).length;
+          const step = script(turns);
+          return "text" in step
+            ? { reasoning: ["Answering."], text: step.text }
+            : { reasoning: ["Reading on."], toolCalls: [{ name: "read", arguments: step.read }] };
         },
       }),
     env: (url) => ({ OPENAI_API_KEY: "sk-bench", OPENAI_BASE_URL: url }),
@@ -68,7 +95,18 @@ function _turns(body: Record<string, unknown>): number {
 
 /** Runs the CLI once; wall time measured here, peak RSS from GNU time when present. */
 async function runOnce(target: Target, url: string, args: string[], cwd: string): Promise<Sample> {
-  const cli = [Deno.execPath(), "run", "-A", MOD, "-m", target.model, "--output", "json", ...args];
+  const cli = [
+    Deno.execPath(),
+    "run",
+    "-A",
+    MOD,
+    "-m",
+    target.model,
+    "--output",
+    "json",
+    ...target.args ?? [],
+    ...args,
+  ];
   const command = hasTime ? ["/usr/bin/time", "-v", ...cli] : cli;
   const started = performance.now();
   const output = await new Deno.Command(command[0], {
