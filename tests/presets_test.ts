@@ -95,14 +95,22 @@ async function exchange(spec: string, baseEnv: string, keyEnv?: string) {
   return server.requests;
 }
 
-Deno.test("presets: OpenAI reasoning models get the developer role and max_completion_tokens", async () => {
+Deno.test("presets: OpenAI reasoning models over Chat Completions get the developer role and max_completion_tokens", async () => {
   await using server = startMockOpenAIServer({ replies: () => ({ text: "ok" }) });
-  // OpenAI's own API root, reached through a fetch that goes to the mock server.
+  // OpenAI's own API root, reached through a fetch that goes to the mock server. There the
+  // reasoning models speak Responses unless Chat Completions is chosen.
   const fetchToMock: typeof fetch = (input, init) =>
     fetch(String(input).replace("https://api.openai.com/v1", server.url), init);
   for (const id of ["o3", "gpt-4.1"]) {
-    const model = resolveModel(`openai/${id}`, { apiKey: "k", fetch: fetchToMock, env: noEnv });
-    await new Agent({ model, systemPrompt: "Be brief.", maxOutputTokens: 100 }).run("go");
+    const model = resolveModel(`openai/${id}`, {
+      apiKey: "k",
+      fetch: fetchToMock,
+      env: noEnv,
+      api: "openai",
+    });
+    const result = await new Agent({ model, systemPrompt: "Be brief.", maxOutputTokens: 100 })
+      .run("go");
+    assert.equal(result.status, "success", result.error?.message);
   }
   const [o3, gpt] = server.requests.map((request) => request.body);
   assert.equal((o3.messages as Array<{ role: string }>)[0].role, "developer");
