@@ -61,6 +61,9 @@ export function inputItems(request: MockResponsesRequest): InputItem[] {
   return request.body.input as InputItem[];
 }
 
+/** The options that make a Responses model a reasoning model: its reasoning goes back. */
+export const REASONING = { reasoning: { summary: "auto" as const } };
+
 /** What {@link runResponses} gives back. */
 export interface ResponsesRun {
   /** Every event of the run. */
@@ -103,6 +106,7 @@ export async function runResponses(
     model: "gpt-5",
     baseURL: server.url,
     apiKey: "sk-test",
+    ...REASONING,
     fetch,
     ...options.model,
   });

@@ -6,7 +6,7 @@ import { fileSessionStore, resumeSession } from "../lib/session/mod.ts";
 import { startMockOpenAIServer, startMockResponsesServer } from "../lib/testing/mod.ts";
 import { responsesItems } from "../lib/providers/responses_request.ts";
 import { assertEveryCallAnswered, FAST_RETRY, recordingTools } from "./run_support.ts";
-import { doneItems, inputItems, recordingFetch } from "./responses_support.ts";
+import { doneItems, inputItems, REASONING, recordingFetch } from "./responses_support.ts";
 
 const ORIGIN = "openai-responses:openai:gpt-5";
 
@@ -50,7 +50,13 @@ Deno.test("responses provider: a conversation moves to Chat Completions and back
     const { tools } = recordingTools();
     const { fetch, exchanges } = recordingFetch();
     const gpt5 = new Agent({
-      model: openaiResponsesModel({ model: "gpt-5", baseURL: responses.url, apiKey: "k", fetch }),
+      model: openaiResponsesModel({
+        ...REASONING,
+        model: "gpt-5",
+        baseURL: responses.url,
+        apiKey: "k",
+        fetch,
+      }),
       tools,
       retry: FAST_RETRY,
     });
@@ -119,7 +125,7 @@ Deno.test("responses provider: another Responses model gets the text and calls w
   });
   const { tools } = recordingTools();
   const model = (id: string) =>
-    openaiResponsesModel({ model: id, baseURL: server.url, apiKey: "k" });
+    openaiResponsesModel({ ...REASONING, model: id, baseURL: server.url, apiKey: "k" });
   const first = await new Agent({ model: model("gpt-5"), tools }).run("Time?");
   assert.equal(first.status, "success", first.error?.message);
   const reasoning = first.messages[1].role === "assistant" &&

@@ -4,7 +4,13 @@ import { Agent, type AssistantMessage, type ReasoningPart } from "../mod.ts";
 import { openaiResponsesModel } from "../lib/providers/mod.ts";
 import { startMockResponsesServer } from "../lib/testing/mod.ts";
 import { assertEveryCallAnswered, deltaText, eventsOf, recordingTools } from "./run_support.ts";
-import { doneItems, inputItems, recordingFetch, runResponses } from "./responses_support.ts";
+import {
+  doneItems,
+  inputItems,
+  REASONING,
+  recordingFetch,
+  runResponses,
+} from "./responses_support.ts";
 
 const ORIGIN = "openai-responses:openai:gpt-5";
 
@@ -196,7 +202,12 @@ Deno.test("responses provider: an abort mid-stream ends the run fast as aborted,
     ],
   });
   const { tools } = recordingTools();
-  const model = openaiResponsesModel({ model: "gpt-5", baseURL: server.url, apiKey: "sk-test" });
+  const model = openaiResponsesModel({
+    ...REASONING,
+    model: "gpt-5",
+    baseURL: server.url,
+    apiKey: "sk-test",
+  });
   const agent = new Agent({ model, tools });
   const controller = new AbortController();
   const run = agent.stream("Weather?", { signal: controller.signal });
@@ -236,7 +247,13 @@ Deno.test("responses provider: the mock refuses reasoning sent back without its 
     replies: [{ reasoning: ["Hm."], toolCalls: [{ name: "now" }] }, { text: "never" }],
   });
   const { fetch, exchanges } = recordingFetch();
-  const model = openaiResponsesModel({ model: "gpt-5", baseURL: server.url, apiKey: "k", fetch });
+  const model = openaiResponsesModel({
+    ...REASONING,
+    model: "gpt-5",
+    baseURL: server.url,
+    apiKey: "k",
+    fetch,
+  });
   const finishes = [];
   for await (
     const event of model.stream({ messages: [{ role: "user", content: "Hi" }], tools: [] })
@@ -263,4 +280,23 @@ Deno.test("responses provider: the mock refuses reasoning sent back without its 
   );
   const whole = await post([reasoning, call]);
   assert.match(whole.body.error.message, /No tool output found for function call/);
+});
+
+Deno.test("responses provider: a model not known to reason asks no encrypted reasoning, and sends back no reasoning it could not name", async () => {
+  const run = await runResponses([
+    { reasoning: ["Hm."], toolCalls: [{ name: "now" }] },
+    { text: "Noon." },
+  ], { model: { model: "gpt-4.1", reasoning: undefined } });
+  assert.equal(run.result.status, "success", run.result.error?.message);
+  const [first, second] = run.requests.map((request) => request.body);
+  assert.equal(first.include, undefined);
+  assert.equal(first.reasoning, undefined);
+  // The reasoning came without encrypted content: kept nowhere, it cannot go back.
+  const kinds = inputItems(run.requests[1]).map((item) => item.type ?? item.role);
+  assert.deepEqual(kinds, ["user", "function_call", "function_call_output"]);
+  assert.equal(second.include, undefined);
+  const reasoning = run.result.messages[1].role === "assistant"
+    ? run.result.messages[1].content.find((part) => part.type === "reasoning")
+    : undefined;
+  assert.equal(reasoning?.text, "Hm.");
 });

@@ -28,7 +28,11 @@ export interface OpenAIResponsesModelOptions extends ProviderModelOptions {
   model: string;
   /** The API root including `/v1` (default OpenAI's). */
   baseURL?: string;
-  /** How the model reasons: its effort, and whether to stream a summary of the reasoning. */
+  /**
+   * How the model reasons: its effort, and whether to stream a summary of the reasoning. Give it
+   * (`{}` will do) for a reasoning model: only then is its encrypted reasoning asked for and sent
+   * back; models that do not reason refuse that.
+   */
   reasoning?: ResponsesReasoning;
   /** Extra fields merged into every request body. */
   extraBody?: Record<string, unknown>;

@@ -27,7 +27,10 @@ export interface ResponsesReasoning {
 export interface ResponsesRequestStyle {
   /** The origin of this model's provider data (see {@link responsesOrigin}). */
   origin: string;
-  /** The reasoning parameter, when given. */
+  /**
+   * The reasoning parameter, given for reasoning models only: with it the request asks for the
+   * reasoning's encrypted content, which models that do not reason refuse.
+   */
   reasoning?: ResponsesReasoning;
   /** Extra fields merged into every request body. */
   extraBody?: Record<string, unknown>;
@@ -67,13 +70,9 @@ export function responsesRequest(
 ): ResponseCreateParamsStreaming {
   const input: ResponseInputItem[] = [];
   for (const message of request.messages) input.push(...responsesItems(message, style.origin));
-  const body: ResponseCreateParamsStreaming = {
-    model,
-    input,
-    stream: true,
-    store: false,
-    include: ["reasoning.encrypted_content"],
-  };
+  const body: ResponseCreateParamsStreaming = { model, input, stream: true, store: false };
+  // Models that do not reason refuse the include; a reasoning model is one given `reasoning`.
+  if (style.reasoning) body.include = ["reasoning.encrypted_content"];
   if (request.system) body.instructions = request.system;
   if (request.tools.length > 0) {
     body.tools = request.tools.map((tool) => ({
@@ -168,7 +167,11 @@ function _identified(parts: readonly AssistantPart[], origin: string): boolean[]
     const part = parts[i];
     if (part.origin !== origin) continue;
     if (part.type === "reasoning") {
-      identified[i] = _isItem(part.extra?.item) && identified[i + 1] === true;
+      // Kept nowhere at the server (`store: false`), an item without its encrypted content
+      // names nothing the server can find.
+      const item = part.extra?.item;
+      identified[i] = _isItem(item) && typeof item.encrypted_content === "string" &&
+        identified[i + 1] === true;
     } else if (part.type === "text") {
       identified[i] = part.text !== "" && typeof part.extra?.id === "string";
     } else {
