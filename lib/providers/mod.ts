@@ -27,7 +27,8 @@
  * @module
  */
 
-export { OPENAI_BASE_URL, openaiModel, type OpenAIModelOptions } from "./openai.ts";
+export { openaiModel, type OpenAIModelOptions } from "./openai.ts";
+export { OPENAI_BASE_URL } from "./openai_client.ts";
 export type { ChatRequestStyle } from "./openai_request.ts";
 export { openaiResponsesModel, type OpenAIResponsesModelOptions } from "./openai_responses.ts";
 export type { ResponsesReasoning } from "./responses_request.ts";

@@ -6,19 +6,15 @@
  * @module
  */
 
-import type { APIError } from "openai";
 import { ProviderError } from "../errors.ts";
 import type { Model, ModelEvent, ModelRequest } from "../model.ts";
-import { callSite, type ProviderModelOptions } from "./model_options.ts";
+import type { ProviderModelOptions } from "./model_options.ts";
 import { chunkReader } from "./openai_chunks.ts";
 import { streamError } from "./openai_finish.ts";
-import { openaiClient } from "./openai_client.ts";
+import { OPENAI_BASE_URL, openaiConnection, openaiErrorReading } from "./openai_client.ts";
 import { chatOrigin, chatRequest, type ChatRequestStyle } from "./openai_request.ts";
-import { sdkError, type SdkErrorReading, sdkResponse } from "./sdk_errors.ts";
+import { sdkError, sdkResponse } from "./sdk_errors.ts";
 import { eventJson, readSse } from "./sse.ts";
-
-/** OpenAI's own API. */
-export const OPENAI_BASE_URL = "https://api.openai.com/v1";
 
 /**
  * Options of {@link openaiModel}; `provider` defaults to `openai`, `keyEnv` to
@@ -42,27 +38,13 @@ export interface OpenAIModelOptions extends ProviderModelOptions, ChatRequestSty
  * ```
  */
 export function openaiModel(options: OpenAIModelOptions): Model {
-  const where = callSite(options, {
-    provider: "openai",
-    baseURL: OPENAI_BASE_URL,
-    keyEnv: "OPENAI_API_KEY",
-  });
+  const { where, connect, idleTimeoutMs } = openaiConnection(options);
   const { provider, baseURL } = where;
   const style: ChatRequestStyle = {
     maxTokensParam: baseURL === OPENAI_BASE_URL ? "max_completion_tokens" : "max_tokens",
     ...options,
   };
   const origin = chatOrigin(provider, options.model);
-  const idleTimeoutMs = options.idleTimeoutMs ?? 300_000;
-  const connect = openaiClient({
-    apiKey: options.apiKey,
-    baseURL,
-    timeoutMs: options.timeoutMs ?? 600_000,
-    headers: options.headers,
-    fetch: options.fetch,
-  });
-  // Start loading the SDK now: the first request needs it, and loading overlaps the set-up.
-  connect().catch(() => {});
 
   return {
     provider,
@@ -70,7 +52,11 @@ export function openaiModel(options: OpenAIModelOptions): Model {
     info: options.info,
     async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
       const { sdk, client } = await connect();
-      const failures = { reading: _reading(sdk, provider), where, signal: request.signal };
+      const reading = openaiErrorReading(
+        sdk,
+        (error) => streamError(provider, error.error ?? error.message),
+      );
+      const failures = { reading, where, signal: request.signal };
       const response = await sdkResponse(
         () =>
           client.chat.completions.create(
@@ -122,24 +108,5 @@ export function openaiModel(options: OpenAIModelOptions): Model {
       }
       yield* end.events;
     },
-  };
-}
-
-/** How the OpenAI SDK's errors read: a JSON error's message and code, else the body as it came. */
-function _reading(sdk: typeof import("openai"), provider: string): SdkErrorReading<APIError> {
-  const message = (error: APIError) => {
-    const body = error.error as { message?: unknown } | undefined;
-    return typeof body?.message === "string" ? body.message : undefined;
-  };
-  return {
-    APIConnectionError: sdk.APIConnectionError,
-    APIError: sdk.APIError,
-    failure: (error) => ({
-      message: message(error) ?? error.message,
-      // Without a JSON error, the SDK's message is the status and the body as it came.
-      body: message(error) === undefined ? error.message : undefined,
-      code: typeof error.code === "string" ? error.code : undefined,
-    }),
-    streamError: (error) => streamError(provider, error.error ?? error.message),
   };
 }

@@ -6,7 +6,14 @@
  */
 
 import type OpenAI from "openai";
+import type { APIError } from "openai";
+import type { AgentError } from "../errors.ts";
+import { type CallSite, callSite, type ProviderModelOptions } from "./model_options.ts";
 import { type SdkClient, sdkClient } from "./sdk_client.ts";
+import type { SdkErrorReading } from "./sdk_errors.ts";
+
+/** OpenAI's own API. */
+export const OPENAI_BASE_URL = "https://api.openai.com/v1";
 
 /** Options of {@link openaiClient}. */
 export interface OpenAIClientOptions {
@@ -50,4 +57,80 @@ export function openaiClient(
       project: null,
       webhookSecret: null,
     }));
+}
+
+/** What a model over either OpenAI API sets up once: where its calls go, and its client. */
+export interface OpenAIConnection {
+  /** Where the calls go. */
+  where: CallSite;
+  /** The SDK and the client, loaded at the first call (and already loading). */
+  connect: () => Promise<SdkClient<typeof import("openai"), OpenAI>>;
+  /** The longest silence inside a stream. */
+  idleTimeoutMs: number;
+}
+
+/**
+ * The connection of a model over an OpenAI API, its options over OpenAI's defaults (provider
+ * `openai`, key from `OPENAI_API_KEY`). The SDK starts loading at once: the first request needs
+ * it, and loading overlaps the rest of the set-up.
+ *
+ * @example
+ * ```ts
+ * import { openaiConnection } from "./openai_client.ts";
+ * const { where, idleTimeoutMs } = openaiConnection({ model: "qwen3", baseURL: "http://127.0.0.1:11434/v1" });
+ * if (where.provider !== "openai" || idleTimeoutMs !== 300_000) throw new Error("unexpected");
+ * ```
+ */
+export function openaiConnection(
+  options: ProviderModelOptions & { model: string; baseURL?: string },
+): OpenAIConnection {
+  const where = callSite(options, {
+    provider: "openai",
+    baseURL: OPENAI_BASE_URL,
+    keyEnv: "OPENAI_API_KEY",
+  });
+  const connect = openaiClient({
+    apiKey: options.apiKey,
+    baseURL: where.baseURL,
+    timeoutMs: options.timeoutMs ?? 600_000,
+    headers: options.headers,
+    fetch: options.fetch,
+  });
+  connect().catch(() => {});
+  return { where, connect, idleTimeoutMs: options.idleTimeoutMs ?? 300_000 };
+}
+
+/**
+ * How the OpenAI SDK's errors read: a JSON error's message and code, else the body as it came;
+ * an `error` event in a stream, which the SDK relays without status, as `streamError` says.
+ *
+ * @example
+ * ```ts
+ * import { openaiErrorReading } from "./openai_client.ts";
+ * import { ProviderError } from "../errors.ts";
+ * const sdk = await import("openai");
+ * const reading = openaiErrorReading(sdk, (error) => new ProviderError(error.message));
+ * const error = new sdk.APIError(400, { message: "bad tool" }, undefined, new Headers());
+ * if (reading.failure(error).message !== "bad tool") throw new Error("unexpected");
+ * ```
+ */
+export function openaiErrorReading(
+  sdk: typeof import("openai"),
+  streamError: (error: APIError) => AgentError,
+): SdkErrorReading<APIError> {
+  const message = (error: APIError) => {
+    const body = error.error as { message?: unknown } | undefined;
+    return typeof body?.message === "string" ? body.message : undefined;
+  };
+  return {
+    APIConnectionError: sdk.APIConnectionError,
+    APIError: sdk.APIError,
+    failure: (error) => ({
+      message: message(error) ?? error.message,
+      // Without a JSON error, the SDK's message is the status and the body as it came.
+      body: message(error) === undefined ? error.message : undefined,
+      code: typeof error.code === "string" ? error.code : undefined,
+    }),
+    streamError,
+  };
 }

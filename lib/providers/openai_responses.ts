@@ -7,16 +7,14 @@
  * @module
  */
 
-import type { APIError } from "openai";
 import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import { ProviderError } from "../errors.ts";
 import type { Model, ModelEvent, ModelRequest } from "../model.ts";
-import { callSite, type ProviderModelOptions } from "./model_options.ts";
-import { OPENAI_BASE_URL } from "./openai.ts";
-import { openaiClient } from "./openai_client.ts";
+import type { ProviderModelOptions } from "./model_options.ts";
+import { openaiConnection, openaiErrorReading } from "./openai_client.ts";
 import { responsesError, responsesReader } from "./responses_events.ts";
 import { responsesOrigin, type ResponsesReasoning, responsesRequest } from "./responses_request.ts";
-import { sdkError, type SdkErrorReading, sdkResponse } from "./sdk_errors.ts";
+import { sdkError, sdkResponse } from "./sdk_errors.ts";
 import { eventJson, readSse } from "./sse.ts";
 
 /**
@@ -55,24 +53,10 @@ export interface OpenAIResponsesModelOptions extends ProviderModelOptions {
  * ```
  */
 export function openaiResponsesModel(options: OpenAIResponsesModelOptions): Model {
-  const where = callSite(options, {
-    provider: "openai",
-    baseURL: OPENAI_BASE_URL,
-    keyEnv: "OPENAI_API_KEY",
-  });
-  const { provider, baseURL } = where;
+  const { where, connect, idleTimeoutMs } = openaiConnection(options);
+  const { provider } = where;
   const origin = responsesOrigin(provider, options.model);
   const style = { origin, reasoning: options.reasoning, extraBody: options.extraBody };
-  const idleTimeoutMs = options.idleTimeoutMs ?? 300_000;
-  const connect = openaiClient({
-    apiKey: options.apiKey,
-    baseURL,
-    timeoutMs: options.timeoutMs ?? 600_000,
-    headers: options.headers,
-    fetch: options.fetch,
-  });
-  // Start loading the SDK now: the first request needs it, and loading overlaps the set-up.
-  connect().catch(() => {});
 
   return {
     provider,
@@ -80,7 +64,11 @@ export function openaiResponsesModel(options: OpenAIResponsesModelOptions): Mode
     info: options.info,
     async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
       const { sdk, client } = await connect();
-      const failures = { reading: _reading(sdk, provider), where, signal: request.signal };
+      const reading = openaiErrorReading(
+        sdk,
+        (error) => responsesError(provider, error.error ?? { message: error.message }),
+      );
+      const failures = { reading, where, signal: request.signal };
       const response = await sdkResponse(
         () =>
           client.responses.create(responsesRequest(options.model, request, style), {
@@ -124,24 +112,5 @@ export function openaiResponsesModel(options: OpenAIResponsesModelOptions): Mode
       }
       yield* end.events;
     },
-  };
-}
-
-/** How the OpenAI SDK's errors read: a JSON error's message and code, else the body as it came. */
-function _reading(sdk: typeof import("openai"), provider: string): SdkErrorReading<APIError> {
-  const message = (error: APIError) => {
-    const body = error.error as { message?: unknown } | undefined;
-    return typeof body?.message === "string" ? body.message : undefined;
-  };
-  return {
-    APIConnectionError: sdk.APIConnectionError,
-    APIError: sdk.APIError,
-    failure: (error) => ({
-      message: message(error) ?? error.message,
-      // Without a JSON error, the SDK's message is the status and the body as it came.
-      body: message(error) === undefined ? error.message : undefined,
-      code: typeof error.code === "string" ? error.code : undefined,
-    }),
-    streamError: (error) => responsesError(provider, error.error ?? { message: error.message }),
   };
 }
