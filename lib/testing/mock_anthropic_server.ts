@@ -10,8 +10,7 @@
  * @module
  */
 
-import { sleep } from "../async.ts";
-import type { MockRequest } from "./mock_openai_server.ts";
+import { type MockRequest, mockSseBody, serveMock } from "./mock_http.ts";
 
 /** A tool call the mock server streams as a `tool_use` block. */
 export interface MockAnthropicToolCall {
@@ -118,28 +117,12 @@ export interface MockAnthropicServer extends AsyncDisposable {
 export function startMockAnthropicServer(
   options: MockAnthropicServerOptions,
 ): MockAnthropicServer {
-  const requests: MockRequest[] = [];
-  const closing = new AbortController();
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    async (request) => {
-      const path = new URL(request.url).pathname;
-      if (request.method !== "POST" || path !== "/v1/messages") {
-        return _error(404, { type: "not_found_error", message: `mock: no route ${path}` });
-      }
-      const body = await request.json();
-      const index = requests.length;
-      requests.push({ body, headers: request.headers });
-      const reply = typeof options.replies === "function"
-        ? options.replies(body, index)
-        : options.replies[index];
-      if (!reply) {
-        return _error(500, {
-          type: "api_error",
-          message: `mock: no reply for request ${index + 1}`,
-        });
-      }
-      if (reply.delayMs) await _sleep(reply.delayMs, closing.signal);
+  const server = serveMock<MockAnthropicReply>({
+    route: (path) => path === "/v1/messages",
+    replies: options.replies,
+    error: (status, message) =>
+      _error(status, { type: status === 404 ? "not_found_error" : "api_error", message }),
+    respond: (reply, body, index, closing) => {
       if (reply.status) {
         const error = { type: _ERROR_TYPES[reply.status] ?? "api_error", message: _message(reply) };
         return _error(reply.status, error, reply.errorBody, reply.headers);
@@ -151,15 +134,10 @@ export function startMockAnthropicServer(
       const model = options.model ?? String(body.model ?? "mock");
       const events = reply.events?.map((data) => ({ event: data.type, data })) ??
         _events(reply, model, body);
-      return new Response(_sse(events, reply, closing.signal), { headers });
+      return new Response(_sse(events, reply, closing), { headers });
     },
-  );
-  const { port } = server.addr as Deno.NetAddr;
-  const close = async () => {
-    closing.abort(); // ends delays still pending, so that shutting down does not wait on them
-    await server.shutdown();
-  };
-  return { url: `http://127.0.0.1:${port}`, requests, close, [Symbol.asyncDispose]: close };
+  });
+  return { ...server, url: server.origin };
 }
 
 type _Event = { event: string; data: unknown };
@@ -308,7 +286,6 @@ function _sse(
   reply: MockAnthropicReply,
   signal: AbortSignal,
 ): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
   const frames: Array<string | "cut"> = [];
   const frame = (event: string, data: unknown) =>
     `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -323,18 +300,5 @@ function _sse(
     }
     frames.push(frame(event.event, event.data));
   }
-  let next = 0;
-  return new ReadableStream({
-    async pull(controller) {
-      const frame = frames[next++];
-      if (frame === undefined || frame === "cut") return controller.close();
-      if (reply.eventDelayMs && next > 1) await _sleep(reply.eventDelayMs, signal);
-      controller.enqueue(encoder.encode(frame));
-    },
-  });
-}
-
-/** Waits `ms`, or less when the server closes. */
-function _sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return sleep(ms, signal).catch(() => {});
+  return mockSseBody(frames, reply.eventDelayMs, signal);
 }

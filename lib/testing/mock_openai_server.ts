@@ -6,7 +6,9 @@
  * @module
  */
 
-import { sleep } from "../async.ts";
+import { type MockRequest, mockSseBody, serveMock } from "./mock_http.ts";
+
+export type { MockRequest };
 
 /** A tool call the mock server streams. */
 export interface MockToolCall {
@@ -105,14 +107,6 @@ export interface MockServerOptions {
   model?: string;
 }
 
-/** A request the mock server received. */
-export interface MockRequest {
-  /** The parsed JSON body. */
-  body: Record<string, unknown>;
-  /** The request headers. */
-  headers: Headers;
-}
-
 /** A running mock server. */
 export interface MockServer extends AsyncDisposable {
   /** The API root, including `/v1`. */
@@ -138,39 +132,12 @@ export interface MockServer extends AsyncDisposable {
  * ```
  */
 export function startMockOpenAIServer(options: MockServerOptions): MockServer {
-  const requests: MockRequest[] = [];
   const habits = options.habits ?? {};
-  const closing = new AbortController();
-  const server = Deno.serve(
-    {
-      hostname: "127.0.0.1",
-      port: 0,
-      onListen: () => {},
-      // A `resetAfter` fault is deliberate: it is not logged as a server failure.
-      onError: (error) => {
-        if (error !== _RESET) console.error(error);
-        return new Response("mock: internal error", { status: 500 });
-      },
-    },
-    async (request) => {
-      const path = new URL(request.url).pathname;
-      if (request.method !== "POST" || !path.endsWith("/chat/completions")) {
-        return Response.json({ error: { message: `mock: no route ${request.method} ${path}` } }, {
-          status: 404,
-        });
-      }
-      const body = await request.json();
-      const index = requests.length;
-      requests.push({ body, headers: request.headers });
-      const reply = typeof options.replies === "function"
-        ? options.replies(body, index)
-        : options.replies[index];
-      if (!reply) {
-        return Response.json({ error: { message: `mock: no reply for request ${index + 1}` } }, {
-          status: 500,
-        });
-      }
-      if (reply.delayMs) await _pause(reply.delayMs, closing.signal);
+  const server = serveMock<MockReply>({
+    route: (path) => path.endsWith("/chat/completions"),
+    replies: options.replies,
+    error: (status, message) => Response.json({ error: { message } }, { status }),
+    respond: (reply, body, _index, closing) => {
       const headers = new Headers(reply.headers);
       if (reply.status) {
         headers.set("content-type", "application/json");
@@ -192,26 +159,13 @@ export function startMockOpenAIServer(options: MockServerOptions): MockServer {
       }
       headers.set("content-type", "text/event-stream");
       headers.set("cache-control", "no-cache");
-      return new Response(_sse(chunks, reply, habits, closing.signal), { headers });
+      return new Response(_sse(chunks, reply, habits, closing), { headers });
     },
-  );
-  const { port } = server.addr as Deno.NetAddr;
-  const close = async () => {
-    closing.abort(); // ends delays still pending, so that shutting down does not wait on them
-    await server.shutdown();
-  };
-  return { url: `http://127.0.0.1:${port}/v1`, requests, close, [Symbol.asyncDispose]: close };
+  });
+  return { ...server, url: `${server.origin}/v1` };
 }
 
 type _Chunk = Record<string, unknown>;
-
-/** Waits `ms`, or less when the server closes. */
-function _pause(ms: number, signal: AbortSignal): Promise<void> {
-  return sleep(ms, signal).catch(() => {});
-}
-
-/** The error that breaks a connection for `resetAfter`. */
-const _RESET = new Error("mock: connection reset");
 
 function _deltas(value: string | string[] | undefined): string[] {
   if (value === undefined) return [];
@@ -357,7 +311,6 @@ function _sse(
   habits: MockHabits,
   signal: AbortSignal,
 ): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
   const eol = habits.crlf ? "\r\n" : "\n";
   const frames: Array<string | "cut" | "reset"> = [];
   let sent = 0;
@@ -375,16 +328,5 @@ function _sse(
     sent++;
   }
   if (!habits.noDone) frames.push(`data: [DONE]${eol}${eol}`);
-  let next = 0;
-  return new ReadableStream({
-    async pull(controller) {
-      const frame = frames[next++];
-      if (frame === undefined || frame === "cut") return controller.close();
-      if (frame === "reset") return controller.error(_RESET);
-      if (reply.eventDelayMs && next > 1) {
-        await _pause(reply.eventDelayMs, signal);
-      }
-      controller.enqueue(encoder.encode(frame));
-    },
-  });
+  return mockSseBody(frames, reply.eventDelayMs, signal);
 }

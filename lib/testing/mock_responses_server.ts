@@ -10,7 +10,7 @@
  * @module
  */
 
-import { sleep } from "../async.ts";
+import { type MockRequest, mockSseBody, serveMock } from "./mock_http.ts";
 import {
   type IssuedItem,
   mockIds,
@@ -44,12 +44,7 @@ export interface MockResponsesHabits {
 }
 
 /** A request the mock server received. */
-export interface MockResponsesRequest {
-  /** The parsed JSON body. */
-  body: Record<string, unknown>;
-  /** The request headers. */
-  headers: Headers;
-}
+export type MockResponsesRequest = MockRequest;
 
 /** A running mock Responses server. */
 export interface MockResponsesServer extends AsyncDisposable {
@@ -81,37 +76,18 @@ export interface MockResponsesServer extends AsyncDisposable {
 export function startMockResponsesServer(
   options: MockResponsesServerOptions,
 ): MockResponsesServer {
-  const requests: MockResponsesRequest[] = [];
   const habits = options.habits ?? {};
-  const closing = new AbortController();
   const issued = new Map<string, IssuedItem>();
   const id = mockIds();
-  const server = Deno.serve(
-    {
-      hostname: "127.0.0.1",
-      port: 0,
-      onListen: () => {},
-      // A `resetAfter` fault is deliberate: it is not logged as a server failure.
-      onError: (error) => {
-        if (error !== _RESET) console.error(error);
-        return new Response("mock: internal error", { status: 500 });
-      },
-    },
-    async (request) => {
-      const path = new URL(request.url).pathname;
-      if (request.method !== "POST" || !path.endsWith("/responses")) {
-        return _error(404, `mock: no route ${request.method} ${path}`);
-      }
-      const body = await request.json();
-      const index = requests.length;
-      requests.push({ body, headers: request.headers });
+  const server = serveMock<MockResponsesReply>({
+    route: (path) => path.endsWith("/responses"),
+    replies: options.replies,
+    error: (status, message) => _error(status, message),
+    refuse: (body) => {
       const refused = body.store === false ? checkInput(body.input, issued) : undefined;
-      if (refused) return _error(400, refused.message, refused.param, refused.code);
-      const reply = typeof options.replies === "function"
-        ? options.replies(body, index)
-        : options.replies[index];
-      if (!reply) return _error(500, `mock: no reply for request ${index + 1}`);
-      if (reply.delayMs) await _pause(reply.delayMs, closing.signal);
+      return refused && _error(400, refused.message, refused.param, refused.code);
+    },
+    respond: (reply, body, _index, closing) => {
       const headers = new Headers(reply.headers);
       if (reply.status) {
         headers.set("content-type", "application/json");
@@ -137,15 +113,10 @@ export function startMockResponsesServer(
       headers.set("content-type", "text/event-stream; charset=utf-8");
       headers.set("cache-control", "no-cache");
       if (reply.empty) return new Response("", { headers });
-      return new Response(_sse(events, reply, habits, closing.signal), { headers });
+      return new Response(_sse(events, reply, habits, closing), { headers });
     },
-  );
-  const { port } = server.addr as Deno.NetAddr;
-  const close = async () => {
-    closing.abort(); // ends delays still pending, so that shutting down does not wait on them
-    await server.shutdown();
-  };
-  return { url: `http://127.0.0.1:${port}/v1`, requests, close, [Symbol.asyncDispose]: close };
+  });
+  return { ...server, url: `${server.origin}/v1` };
 }
 
 /** Why OpenAI would refuse an input: its message, and the parameter and code it names. */
@@ -230,9 +201,6 @@ export function checkInput(
   return undefined;
 }
 
-/** The error that breaks a connection for `resetAfter`. */
-const _RESET = new Error("mock: connection reset");
-
 function _error(
   status: number,
   message: string,
@@ -243,11 +211,6 @@ function _error(
   return Response.json({ error: { message, type, param, code } }, { status });
 }
 
-/** Waits `ms`, or less when the server closes. */
-function _pause(ms: number, signal: AbortSignal): Promise<void> {
-  return sleep(ms, signal).catch(() => {});
-}
-
 /** Frames events as an SSE body, with the reply's faults and the server's habits. */
 function _sse(
   events: MockResponsesEvent[],
@@ -255,7 +218,6 @@ function _sse(
   habits: MockResponsesHabits,
   signal: AbortSignal,
 ): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
   const eol = habits.crlf ? "\r\n" : "\n";
   const frame = (event: MockResponsesEvent) =>
     `event: ${event.type}${eol}data: ${JSON.stringify(event)}${eol}${eol}`;
@@ -273,14 +235,5 @@ function _sse(
     if (habits.keepAlive) frames.push(`: keep-alive${eol}${eol}`);
     frames.push(frame(event));
   }
-  let next = 0;
-  return new ReadableStream({
-    async pull(controller) {
-      const frame = frames[next++];
-      if (frame === undefined || frame === "cut") return controller.close();
-      if (frame === "reset") return controller.error(_RESET);
-      if (reply.eventDelayMs && next > 1) await _pause(reply.eventDelayMs, signal);
-      controller.enqueue(encoder.encode(frame));
-    },
-  });
+  return mockSseBody(frames, reply.eventDelayMs, signal);
 }
