@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { Agent, type AssistantMessage, type ReasoningPart } from "../mod.ts";
 import { openaiResponsesModel } from "../lib/providers/mod.ts";
 import { startMockResponsesServer } from "../lib/testing/mod.ts";
-import { assertEveryCallAnswered, deltaText, eventsOf, recordingTools } from "./run_support.ts";
+import { abortAtFirstText, deltaText, eventsOf, recordingTools } from "./run_support.ts";
 import {
   doneItems,
   inputItems,
@@ -209,22 +209,7 @@ Deno.test("responses provider: an abort mid-stream ends the run fast as aborted,
     apiKey: "sk-test",
   });
   const agent = new Agent({ model, tools });
-  const controller = new AbortController();
-  const run = agent.stream("Weather?", { signal: controller.signal });
-  let abortedAt = 0;
-  let step = await run.next();
-  while (!step.done) {
-    if (step.value.type === "text_delta" && abortedAt === 0) {
-      abortedAt = performance.now();
-      controller.abort();
-    }
-    step = await run.next();
-  }
-  const result = step.value;
-  assert.equal(result.status, "aborted");
-  assert.ok(abortedAt > 0, "the abort came mid-stream");
-  assert.ok(performance.now() - abortedAt < 150, "the run ends before the next event");
-  assertEveryCallAnswered(result.messages);
+  const result = await abortAtFirstText(agent, "Weather?");
   const last = result.messages.at(-1) as AssistantMessage;
   assert.deepEqual(last.content.map((part) => part.type), ["reasoning", "text"]);
 

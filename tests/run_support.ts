@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import {
+  type Agent,
   type AgentEvent,
   defineTool,
   type Message,
@@ -131,4 +132,28 @@ export function assertFailedAtOnce(run: ServedRun, name: string, message: RegExp
   assert.match(run.result.error?.message ?? "", message);
   assert.equal(run.requests.length, 1);
   assert.deepEqual(eventsOf(run.events, "retry"), []);
+}
+
+/**
+ * Runs `agent` on `input`, aborts at the first text delta, and asserts that the run ended
+ * `aborted` within 150 ms of it, before the slow stream's next event.
+ */
+export async function abortAtFirstText(agent: Agent, input: string): Promise<RunResult> {
+  const controller = new AbortController();
+  const run = agent.stream(input, { signal: controller.signal });
+  let abortedAt = 0;
+  let step = await run.next();
+  while (!step.done) {
+    if (step.value.type === "text_delta" && abortedAt === 0) {
+      abortedAt = performance.now();
+      controller.abort();
+    }
+    step = await run.next();
+  }
+  const result = step.value;
+  assert.equal(result.status, "aborted");
+  assert.ok(abortedAt > 0, "the abort came mid-stream");
+  assert.ok(performance.now() - abortedAt < 150, "the run ends before the next event");
+  assertEveryCallAnswered(result.messages);
+  return result;
 }
