@@ -15,6 +15,7 @@ import type { FinishReason, ModelEvent } from "../model.ts";
 import { anthropicOrigin, serverBlockEvent } from "./anthropic_server_blocks.ts";
 import { anthropicUsage } from "./anthropic_usage.ts";
 import { isContextLengthMessage } from "./http_errors.ts";
+import { toolCallOf } from "./tool_call.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -320,19 +321,14 @@ function _toolCall(
     call.origin = origin;
     call.extra = { caller: block.caller, ...(container ? { container } : {}) };
   }
-  const raw = block.json.trim();
-  if (raw === "") {
+  if (block.json.trim() === "") {
     // The whole input came with the block's start (or there is none).
     if (_isObject(block.initial)) call.input = block.initial;
     return call;
   }
-  try {
-    const input = JSON.parse(raw);
-    if (_isObject(input)) call.input = input;
-    else call.invalidInput = raw;
-  } catch {
-    call.invalidInput = raw;
-  }
+  const { input, invalidInput } = toolCallOf(block.id, block.name, block.json);
+  call.input = input;
+  if (invalidInput !== undefined) call.invalidInput = invalidInput;
   return call;
 }
 

@@ -17,6 +17,7 @@ import type { ModelEvent } from "../model.ts";
 import { type JsonProgress, jsonProgress } from "./json_progress.ts";
 import { mapFinishReason, mapUsage, streamError } from "./openai_finish.ts";
 import { reasoningPieces } from "./reasoning_pieces.ts";
+import { toolCallOf } from "./tool_call.ts";
 import { type ContentPiece, thinkTagSplitter } from "./think_tags.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -219,7 +220,7 @@ export function chunkReader(provider: string, options: ChunkReaderOptions = {}):
       let id = slot.id;
       if (!id || seen.has(id)) id = `call_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
       seen.add(id);
-      events.push({ type: "tool_call", call: _toolCall(id, slot) });
+      events.push({ type: "tool_call", call: _slotCall(id, slot) });
     }
     const hasCalls = events.some((event) => event.type === "tool_call");
     events.push({
@@ -231,22 +232,6 @@ export function chunkReader(provider: string, options: ChunkReaderOptions = {}):
   };
 
   return { read, end };
-}
-
-function _toolCall(id: string, slot: _Slot): ToolCallPart {
-  const call: ToolCallPart = { type: "tool_call", id, name: slot.name, input: {} };
-  const raw = slot.args.trim();
-  if (raw !== "" && raw !== "null") {
-    try {
-      const input = JSON.parse(raw);
-      if (input !== null && typeof input === "object" && !Array.isArray(input)) call.input = input;
-      else call.invalidInput = raw;
-    } catch {
-      call.invalidInput = raw;
-    }
-  }
-  if (slot.extra) call.extra = slot.extra;
-  return call;
 }
 
 /** Merges an arguments delta into a slot, whatever the server's way of sending them. */
@@ -313,4 +298,10 @@ function _isJson(text: string): boolean {
   } catch {
     return false;
   }
+}
+
+function _slotCall(id: string, slot: _Slot): ToolCallPart {
+  const call = toolCallOf(id, slot.name, slot.args);
+  if (slot.extra) call.extra = slot.extra;
+  return call;
 }

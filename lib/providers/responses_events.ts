@@ -13,10 +13,10 @@ import type {
   ResponseStreamEvent,
 } from "openai/resources/responses/responses";
 import { ContextLengthError, ProviderError } from "../errors.ts";
-import type { ToolCallPart } from "../messages.ts";
 import type { FinishReason, ModelEvent } from "../model.ts";
 import type { Usage } from "../usage.ts";
 import { isContextLengthMessage } from "./http_errors.ts";
+import { toolCallOf } from "./tool_call.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -103,7 +103,7 @@ export function responsesReader(provider: string, origin: string): ResponsesRead
         hasCalls = true;
         const id = _text(item.call_id) || streamed?.callId || _text(item.id);
         const args = typeof item.arguments === "string" ? item.arguments : streamed?.args ?? "";
-        const call = _toolCall(id, name, args);
+        const call = toolCallOf(id, name, args);
         call.origin = origin;
         if (typeof item.id === "string") call.extra = { itemId: item.id };
         return [{ type: "tool_call", call }];
@@ -292,21 +292,6 @@ function _incompleteReason(reason: unknown): FinishReason {
     default:
       return "other";
   }
-}
-
-function _toolCall(id: string, name: string, args: string): ToolCallPart {
-  const call: ToolCallPart = { type: "tool_call", id, name, input: {} };
-  const raw = args.trim();
-  if (raw !== "" && raw !== "null") {
-    try {
-      const input = JSON.parse(raw);
-      if (input !== null && typeof input === "object" && !Array.isArray(input)) call.input = input;
-      else call.invalidInput = raw;
-    } catch {
-      call.invalidInput = raw;
-    }
-  }
-  return call;
 }
 
 function _text(value: unknown): string {
