@@ -3,7 +3,12 @@ import assert from "node:assert/strict";
 import { Agent, type Message, type ReasoningPart } from "../mod.ts";
 import { openaiModel, openaiResponsesModel } from "../lib/providers/mod.ts";
 import { fileSessionStore, resumeSession } from "../lib/session/mod.ts";
-import { startMockOpenAIServer, startMockResponsesServer } from "../lib/testing/mod.ts";
+import { compactConversation, loadTokenCounter, messageTokens } from "../lib/compaction/mod.ts";
+import {
+  scriptedModel,
+  startMockOpenAIServer,
+  startMockResponsesServer,
+} from "../lib/testing/mod.ts";
 import { responsesItems } from "../lib/providers/responses_request.ts";
 import { assertEveryCallAnswered, FAST_RETRY, recordingTools } from "./run_support.ts";
 import { doneItems, inputItems, REASONING, recordingFetch } from "./responses_support.ts";
@@ -160,4 +165,61 @@ Deno.test("responses provider: Anthropic's thinking and another origin's data ne
     },
     { type: "function_call", call_id: "toolu_1", name: "ls", arguments: '{"path":"."}' },
   ]);
+});
+
+Deno.test("responses provider: after a compaction, the summarised turns' reasoning is gone and the kept turns' goes back", async () => {
+  await using server = startMockResponsesServer({
+    replies: (body) => {
+      const turn = (body.input as { type?: string }[]).filter((item) =>
+        item.type === "function_call_output"
+      ).length;
+      return turn < 4
+        ? {
+          reasoning: [`Turn ${turn}.`],
+          toolCalls: [{ name: "add", arguments: { a: turn, b: 1 } }],
+        }
+        : { reasoning: ["Report."], text: `Added ${turn} times.` };
+    },
+  });
+  const { tools } = recordingTools();
+  const model = openaiResponsesModel({
+    ...REASONING,
+    model: "gpt-5",
+    baseURL: server.url,
+    apiKey: "k",
+  });
+  const first = await new Agent({ model, tools, retry: FAST_RETRY }).run("Add four times.");
+  assert.equal(first.status, "success", first.error?.message);
+  const issued = first.messages.flatMap((message) =>
+    message.role === "assistant"
+      ? message.content.filter((part): part is ReasoningPart => part.type === "reasoning")
+      : []
+  ).map((part) => (part.extra?.item as { id: string }).id);
+  assert.equal(issued.length, 5);
+
+  // Summarise all but the last exchange (the last call, its result and the answer).
+  const counter = await loadTokenCounter();
+  const kept = first.messages.slice(-3);
+  const { state } = await compactConversation({
+    model: scriptedModel([{ text: "## Goal\nAdd four times; three adds done." }]),
+    messages: first.messages,
+    keepRecentTokens: kept.reduce((sum, message) => sum + messageTokens(message, counter), 0) + 1,
+  });
+  assert.ok(state.replaces > 0 && state.replaces < first.messages.length, `${state.replaces}`);
+
+  const before = server.requests.length;
+  const next = await new Agent({ model, tools, retry: FAST_RETRY }).run("Once more?", {
+    messages: first.messages,
+    compactionState: state,
+  });
+  assert.equal(next.status, "success", next.error?.message);
+  const sent = inputItems(server.requests[before]).filter((item) => item.type === "reasoning")
+    .map((item) => item.id);
+  const keptIds = first.messages.slice(state.replaces).flatMap((message) =>
+    message.role === "assistant"
+      ? message.content.filter((part): part is ReasoningPart => part.type === "reasoning")
+      : []
+  ).map((part) => (part.extra?.item as { id: string }).id);
+  assert.ok(keptIds.length > 0 && keptIds.length < issued.length);
+  assert.deepEqual(sent, keptIds);
 });
