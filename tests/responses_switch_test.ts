@@ -223,3 +223,42 @@ Deno.test("responses provider: after a compaction, the summarised turns' reasoni
   assert.ok(keptIds.length > 0 && keptIds.length < issued.length);
   assert.deepEqual(sent, keptIds);
 });
+
+Deno.test("responses provider: reasoning another server or key encrypted is left out once refused, and the conversation goes on", async () => {
+  await using before = startMockResponsesServer({
+    replies: [
+      { reasoning: ["Look."], toolCalls: [{ name: "now", callId: "call_1" }] },
+      { reasoning: ["Tell."], text: "Noon." },
+    ],
+  });
+  await using after = startMockResponsesServer({
+    replies: (body) => {
+      const outputs = (body.input as { type?: string }[]).filter((item) =>
+        item.type === "function_call_output"
+      ).length;
+      return outputs < 2
+        ? { reasoning: ["Again."], toolCalls: [{ name: "now", callId: "call_2" }] }
+        : { reasoning: ["Done."], text: "Still noon." };
+    },
+  });
+  const { tools } = recordingTools();
+  const model = (baseURL: string) =>
+    openaiResponsesModel({ ...REASONING, model: "gpt-5", baseURL, apiKey: "k" });
+  const first = await new Agent({ model: model(before.url), tools }).run("Time?");
+  assert.equal(first.status, "success", first.error?.message);
+
+  // The same model at another server: it cannot read the first server's reasoning.
+  const next = await new Agent({ model: model(after.url), tools, retry: FAST_RETRY }).run(
+    "And now?",
+    { messages: first.messages },
+  );
+  assert.equal(next.status, "success", next.error?.message);
+  assert.equal(next.text, "Still noon.");
+  const kinds = (index: number) =>
+    inputItems(after.requests[index]).filter((item) => item.type === "reasoning").length;
+  // Refused with the old reasoning, sent again without it, and never sent it again.
+  assert.equal(after.requests.length, 3);
+  assert.equal(kinds(0), 2);
+  assert.equal(kinds(1), 0);
+  assert.equal(kinds(2), 1, "only the new server's own reasoning goes back");
+});

@@ -13,7 +13,12 @@ import type { Model, ModelEvent, ModelRequest } from "../model.ts";
 import type { ProviderModelOptions } from "./model_options.ts";
 import { openaiConnection, openaiErrorReading } from "./openai_client.ts";
 import { responsesError, responsesReader } from "./responses_events.ts";
-import { responsesOrigin, type ResponsesReasoning, responsesRequest } from "./responses_request.ts";
+import {
+  encryptedReasoningOf,
+  responsesOrigin,
+  type ResponsesReasoning,
+  responsesRequest,
+} from "./responses_request.ts";
 import { sdkError, sdkResponse } from "./sdk_errors.ts";
 import { eventJson, readSse } from "./sse.ts";
 
@@ -57,6 +62,7 @@ export function openaiResponsesModel(options: OpenAIResponsesModelOptions): Mode
   const { provider } = where;
   const origin = responsesOrigin(provider, options.model);
   const style = { origin, reasoning: options.reasoning, extraBody: options.extraBody };
+  const stale = new Set<string>();
 
   return {
     provider,
@@ -69,26 +75,40 @@ export function openaiResponsesModel(options: OpenAIResponsesModelOptions): Mode
         (error) => responsesError(provider, error.error ?? { message: error.message }),
       );
       const failures = { reading, where, signal: request.signal };
-      const response = await sdkResponse(
-        () =>
-          client.responses.create(responsesRequest(options.model, request, style), {
-            signal: request.signal,
-          }),
-        failures,
-      );
+      const send = () => {
+        const body = responsesRequest(options.model, request, { ...style, stale });
+        const sent = encryptedReasoningOf(body);
+        const response = sdkResponse(
+          () => client.responses.create(body, { signal: request.signal }),
+          failures,
+        );
+        return { sent, response };
+      };
+      const first = send();
+      let response = first.response;
+      try {
+        await response;
+      } catch (error) {
+        // Reasoning encrypted for another key, organisation or server (the conversation moved)
+        // cannot be read here: it is left out from now on, and the request goes again without it.
+        if (first.sent.length === 0 || !isUnreadableReasoning(error)) throw error;
+        for (const id of first.sent) stale.add(id);
+        response = send().response;
+      }
+      const body = await response;
       const reader = responsesReader(provider, origin);
       let events = 0;
       try {
-        if ((response.headers.get("content-type") ?? "").includes("application/json")) {
+        if ((body.headers.get("content-type") ?? "").includes("application/json")) {
           // The server ignored `stream: true` and sent the whole response (or an error) at once.
-          const body = await response.json();
-          if (body?.error && body?.object !== "response") {
-            throw responsesError(provider, body.error);
+          const whole = await body.json();
+          if (whole?.error && whole?.object !== "response") {
+            throw responsesError(provider, whole.error);
           }
           events = 1;
-          yield* reader.readWhole(body);
+          yield* reader.readWhole(whole);
         } else {
-          for await (const event of readSse(response.body, { idleTimeoutMs, provider })) {
+          for await (const event of readSse(body.body, { idleTimeoutMs, provider })) {
             const data = eventJson(event.data.trim());
             if (event.event === "error" && (data as { type?: unknown })?.type !== "error") {
               throw responsesError(provider, (data as { error?: unknown })?.error ?? data);
@@ -113,4 +133,26 @@ export function openaiResponsesModel(options: OpenAIResponsesModelOptions): Mode
       yield* end.events;
     },
   };
+}
+
+/**
+ * Whether `error` is the server's refusal of reasoning it cannot decrypt (encrypted for another
+ * key, organisation or server).
+ *
+ * @example
+ * ```ts
+ * import { ProviderError } from "../errors.ts";
+ * import { isUnreadableReasoning } from "./openai_responses.ts";
+ * const error = new ProviderError(
+ *   "openai failed with 400: The encrypted content for item rs_1 could not be verified.",
+ *   { status: 400 },
+ * );
+ * if (!isUnreadableReasoning(error)) throw new Error("unexpected");
+ * ```
+ */
+export function isUnreadableReasoning(error: unknown): boolean {
+  if (!(error instanceof ProviderError) || error.status !== 400) return false;
+  const code = (error.cause as { code?: unknown } | undefined)?.code;
+  return code === "invalid_encrypted_content" ||
+    /encrypted content .*(could not be (verified|decrypted)|is invalid)/i.test(error.message);
 }

@@ -34,6 +34,11 @@ export interface ResponsesRequestStyle {
   reasoning?: ResponsesReasoning;
   /** Extra fields merged into every request body. */
   extraBody?: Record<string, unknown>;
+  /**
+   * The encrypted content of reasoning items the server could not read: left out, as another
+   * origin's are.
+   */
+  stale?: ReadonlySet<string>;
 }
 
 /**
@@ -69,7 +74,9 @@ export function responsesRequest(
   style: ResponsesRequestStyle,
 ): ResponseCreateParamsStreaming {
   const input: ResponseInputItem[] = [];
-  for (const message of request.messages) input.push(...responsesItems(message, style.origin));
+  for (const message of request.messages) {
+    input.push(...responsesItems(message, style.origin, style.stale));
+  }
   const body: ResponseCreateParamsStreaming = { model, input, stream: true, store: false };
   // Models that do not reason refuse the include; a reasoning model is one given `reasoning`.
   if (style.reasoning) body.include = ["reasoning.encrypted_content"];
@@ -95,7 +102,7 @@ export function responsesRequest(
 /**
  * One neutral message as Responses input items. An assistant message gives, in order, the
  * reasoning items of `origin` exactly as the server sent them (each only when the item that
- * followed it goes too, as the server requires), a message item per text, and a function call
+ * followed it goes too, as the server requires, and none of those in `stale`), a message item per text, and a function call
  * per tool call, with their item ids when `origin` made them.
  *
  * @example
@@ -113,7 +120,11 @@ export function responsesRequest(
  * if (items[0] !== item || (items[1] as { id?: string }).id !== "fc_1") throw new Error("unexpected");
  * ```
  */
-export function responsesItems(message: Message, origin: string): ResponseInputItem[] {
+export function responsesItems(
+  message: Message,
+  origin: string,
+  stale?: ReadonlySet<string>,
+): ResponseInputItem[] {
   switch (message.role) {
     case "user":
       return [{ role: "user", content: [{ type: "input_text", text: message.content }] }];
@@ -125,7 +136,7 @@ export function responsesItems(message: Message, origin: string): ResponseInputI
       }];
     case "assistant": {
       const items: ResponseInputItem[] = [];
-      const identified = _identified(message.content, origin);
+      const identified = _identified(message.content, origin, stale);
       for (const [i, part] of message.content.entries()) {
         const own = part.origin === origin ? part.extra : undefined;
         if (part.type === "reasoning") {
@@ -161,7 +172,11 @@ export function responsesItems(message: Message, origin: string): ResponseInputI
  * item goes only when the part after it goes that way too: the server refuses a reasoning item
  * without the item that followed it in the output.
  */
-function _identified(parts: readonly AssistantPart[], origin: string): boolean[] {
+function _identified(
+  parts: readonly AssistantPart[],
+  origin: string,
+  stale: ReadonlySet<string> | undefined,
+): boolean[] {
   const identified = parts.map(() => false);
   for (let i = parts.length - 1; i >= 0; i--) {
     const part = parts[i];
@@ -171,7 +186,7 @@ function _identified(parts: readonly AssistantPart[], origin: string): boolean[]
       // names nothing the server can find.
       const item = part.extra?.item;
       identified[i] = _isItem(item) && typeof item.encrypted_content === "string" &&
-        identified[i + 1] === true;
+        !stale?.has(item.encrypted_content) && identified[i + 1] === true;
     } else if (part.type === "text") {
       identified[i] = part.text !== "" && typeof part.extra?.id === "string";
     } else {
@@ -183,4 +198,23 @@ function _identified(parts: readonly AssistantPart[], origin: string): boolean[]
 
 function _isItem(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/**
+ * The encrypted content of the reasoning items a request body sends back.
+ *
+ * @example
+ * ```ts
+ * import { encryptedReasoningOf } from "./responses_request.ts";
+ * const body = { input: [{ type: "reasoning", id: "rs_1", encrypted_content: "gAAA" }] };
+ * if (encryptedReasoningOf(body).join() !== "gAAA") throw new Error("unexpected");
+ * ```
+ */
+export function encryptedReasoningOf(body: { input?: unknown }): string[] {
+  if (!Array.isArray(body.input)) return [];
+  return body.input.flatMap((item) =>
+    _isItem(item) && item.type === "reasoning" && typeof item.encrypted_content === "string"
+      ? [item.encrypted_content]
+      : []
+  );
 }
