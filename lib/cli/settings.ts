@@ -273,7 +273,22 @@ export async function loadSettings(
       };
     }
     if (model) settings.model = model;
-    if (models) settings.models = { ...user?.models, ...models };
+    if (models) {
+      // How a model is reached and what it costs are the user's: a protocol decides which
+      // credentials and headers go out, and prices decide the cost the user is shown.
+      const own: Record<string, ModelOverride> = {};
+      for (const [spec, entry] of Object.entries(models)) {
+        const { api, pricing, ...rest } = entry;
+        for (const [name, value] of [["api", api], ["pricing", pricing]] as const) {
+          if (value === undefined) continue;
+          warnings.push(
+            `${projectPath}: "models.${spec}.${name}" ignored; only the user settings may set it`,
+          );
+        }
+        own[spec] = { ...user?.models?.[spec], ...rest };
+      }
+      settings.models = { ...user?.models, ...own };
+    }
     // Deny and ask rules only narrow: they apply at once. The rest waits for trust.
     if (permissions?.ask?.length || permissions?.deny?.length) {
       const mine = user?.permissions ?? {};
