@@ -55,7 +55,8 @@ const TARGETS: Target[] = [
   },
   {
     name: "openai-responses",
-    model: "openai/bench",
+    // A reasoning model: each answer's encrypted reasoning goes back with every later turn.
+    model: "openai/gpt-5-bench",
     args: ["--api", "openai-responses"],
     start: (script) =>
       startMockResponsesServer({

@@ -7,7 +7,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { resolveModel } from "../lib/providers/resolve.ts";
-import { startMockOpenAIServer, startMockResponsesServer } from "../lib/testing/mod.ts";
+import {
+  startMockAnthropicServer,
+  startMockOpenAIServer,
+  startMockResponsesServer,
+} from "../lib/testing/mod.ts";
 import { runCli, tempDir } from "./terminal_support.ts";
 
 /** A place whose sessions and settings outlive one CLI run. */
@@ -96,9 +100,17 @@ Deno.test("cli: the settings choose the API of a provider or of one model; a bad
     join(where.env.AGENT_CONFIG_DIR, "settings.json"),
     JSON.stringify({
       providers: {
-        azure: { api: "openai-responses", baseURL: responses.url, apiKeyEnv: "AZURE_KEY" },
+        azure: {
+          api: "openai-responses",
+          baseURL: responses.url,
+          apiKeyEnv: "AZURE_KEY",
+          reasoning: { effort: "high", summary: "auto" },
+        },
       },
-      models: { "openai/gpt-4.1": { api: "openai-responses" } },
+      models: {
+        "openai/gpt-4.1": { api: "openai-responses" },
+        "openai/my-reasoner": { api: "openai-responses", reasoning: {} },
+      },
     }),
   );
   const byProvider = await runCli(
@@ -108,6 +120,9 @@ Deno.test("cli: the settings choose the API of a provider or of one model; a bad
   assert.equal(byProvider.code, 0, byProvider.stderr);
   assert.match(byProvider.stdout, /From Responses\./);
   assert.equal(responses.requests.at(-1)?.headers.get("authorization"), "Bearer az-test");
+  // A deployment's name says nothing of reasoning: the provider's settings do.
+  assert.deepEqual(responses.requests.at(-1)?.body.reasoning, { effort: "high", summary: "auto" });
+  assert.deepEqual(responses.requests.at(-1)?.body.include, ["reasoning.encrypted_content"]);
 
   const byModel = await run(where, ["--no-session", "-m", "openai/gpt-4.1", "hi"], responses.url);
   assert.equal(byModel.code, 0, byModel.stderr);
@@ -115,13 +130,21 @@ Deno.test("cli: the settings choose the API of a provider or of one model; a bad
   // Not a reasoning model: no reasoning options are asked for.
   assert.equal(responses.requests[1].body.reasoning, undefined);
 
+  const reasoner = await run(
+    where,
+    ["--no-session", "-m", "openai/my-reasoner", "hi"],
+    responses.url,
+  );
+  assert.equal(reasoner.code, 0, reasoner.stderr);
+  assert.deepEqual(responses.requests[2].body.include, ["reasoning.encrypted_content"]);
+
   const bad = await run(where, ["--api", "responses", "hi"], responses.url);
   assert.equal(bad.code, 2);
   assert.match(
     bad.stderr,
     /--api must be one of openai, openai-responses, anthropic, got "responses"/,
   );
-  assert.equal(responses.requests.length, 2);
+  assert.equal(responses.requests.length, 3);
 });
 
 Deno.test("resolveModel: OpenAI's reasoning models speak Responses on OpenAI's own API, Chat Completions elsewhere", async () => {
@@ -151,6 +174,11 @@ Deno.test("resolveModel: OpenAI's reasoning models speak Responses on OpenAI's o
     await ask("openai/gpt-5", { baseURL: "http://127.0.0.1:9/v1" }),
     "http://127.0.0.1:9/v1/chat/completions",
   );
+  // OpenAI's root however it is written.
+  assert.equal(
+    await ask("openai/gpt-5", { baseURL: "https://api.openai.com/v1/" }),
+    "https://api.openai.com/v1/responses",
+  );
   assert.equal(
     await ask("openai/gpt-5", { api: "openai" }),
     "https://api.openai.com/v1/chat/completions",
@@ -159,4 +187,31 @@ Deno.test("resolveModel: OpenAI's reasoning models speak Responses on OpenAI's o
     await ask("openai/gpt-4.1", { models: { "openai/gpt-4.1": { api: "openai-responses" } } }),
     "https://api.openai.com/v1/responses",
   );
+});
+
+Deno.test("cli: --thinking follows the API chosen: a Claude model behind --api anthropic takes the budget", async () => {
+  const where = await place();
+  await using anthropic = startMockAnthropicServer({ replies: () => ({ text: "Thought." }) });
+  const run = await runCli(
+    [
+      "--cwd",
+      where.cwd,
+      "--no-session",
+      "--sandbox",
+      "off",
+      "-m",
+      "openai/claude-sonnet-4-5",
+      "--api",
+      "anthropic",
+      "--base-url",
+      anthropic.url,
+      "--thinking",
+      "4000",
+      "hi",
+    ],
+    { cwd: where.cwd, env: where.env },
+  );
+  assert.equal(run.code, 0, run.stderr);
+  assert.doesNotMatch(run.stderr, /thinking/);
+  assert.deepEqual(anthropic.requests[0].body.thinking, { type: "enabled", budget_tokens: 4000 });
 });

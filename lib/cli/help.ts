@@ -80,8 +80,8 @@ Options:
   -m, --model <provider/model>  the model (env AGENT_MODEL; default ${DEFAULT_MODEL})
       --base-url <url>          the provider's API root (for openai/… it includes /v1)
       --api <api>               the wire protocol: openai (Chat Completions), openai-responses
-                                or anthropic (default: the provider's; OpenAI's reasoning
-                                models use openai-responses)
+                                or anthropic (default: the provider's; on OpenAI's own API
+                                root its reasoning models use openai-responses)
       --output <format>         text (default), json, or stream-json
       --max-turns <n>           model calls allowed (0: no limit; default ${DEFAULT_MAX_TURNS})
       --system-prompt <text>    replace the default system prompt

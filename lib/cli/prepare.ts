@@ -182,7 +182,7 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
     throw new UsageError((error as Error).message);
   }
   const resolveWith = (spec: string) => {
-    const model = resolveModel(spec, {
+    const resolving = {
       // --base-url and --api are those of the provider they were given for; another has its own.
       ...(parseModelSpec(spec, settings.providers).provider === provider
         ? { baseURL: options.baseURL, api: options.api }
@@ -191,8 +191,9 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
       providers: settings.providers,
       models: settings.models,
       thinkingBudget: options.thinking ?? settings.thinkingBudget,
-    });
-    const unused = options.thinking ? thinkingBudgetNote(spec, settings.providers) : undefined;
+    };
+    const model = resolveModel(spec, resolving);
+    const unused = options.thinking ? thinkingBudgetNote(spec, resolving) : undefined;
     if (unused) warn(`--thinking ${options.thinking} is ignored: ${unused}`);
     return options.verbose ? verboseModel(model, environment.log) : model;
   };

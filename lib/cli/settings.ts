@@ -38,8 +38,14 @@ const pricing = z.object({
 
 const api = z.enum(["openai", "openai-responses", "anthropic"]);
 
+const reasoning = z.object({
+  effort: z.string().min(1).optional(),
+  summary: z.enum(["auto", "concise", "detailed"]).optional(),
+}).strict();
+
 const provider = z.object({
   api: api.optional(),
+  reasoning: reasoning.optional(),
   baseURL: z.url(),
   apiKeyEnv: z.string().optional(),
   headers: z.record(z.string(), z.string()).optional(),
@@ -56,6 +62,7 @@ const model = z.object({
   maxOutputTokens: z.number().int().positive().optional(),
   pricing: pricing.optional(),
   api: api.optional(),
+  reasoning: reasoning.optional(),
 }).strict();
 
 const hook = z.object({

@@ -52,7 +52,12 @@ export interface OpenAIResponsesModelOptions extends ProviderModelOptions {
  * import { openaiResponsesModel } from "./openai_responses.ts";
  * import { startMockResponsesServer } from "../testing/mock_responses_server.ts";
  * await using server = startMockResponsesServer({ replies: [{ reasoning: ["Greet."], text: "Hello." }] });
- * const model = openaiResponsesModel({ model: "gpt-5", baseURL: server.url, apiKey: "sk-test" });
+ * const model = openaiResponsesModel({
+ *   model: "gpt-5",
+ *   baseURL: server.url,
+ *   apiKey: "sk-test",
+ *   reasoning: { summary: "auto" }, // a reasoning model: its reasoning goes back each turn
+ * });
  * const result = await new Agent({ model }).run("Say hello");
  * if (result.text !== "Hello." || model.provider !== "openai") throw new Error("unexpected");
  * ```

@@ -6,6 +6,7 @@
  */
 
 import type { ChatRequestStyle } from "./openai_request.ts";
+import type { ResponsesReasoning } from "./responses_request.ts";
 
 /**
  * A wire protocol: OpenAI's Chat Completions (`openai`, which most servers speak), OpenAI's
@@ -32,6 +33,8 @@ export interface ProviderPreset {
   local?: boolean;
   /** Extra HTTP headers. */
   headers?: Record<string, string>;
+  /** Over the Responses API: the provider's models reason, with this effort and summary. */
+  reasoning?: ResponsesReasoning;
   /** The server's request habits, or a function of the model and the API root that gives them. */
   style?: ChatRequestStyle | ((model: string, baseURL: string) => ChatRequestStyle);
 }

@@ -13,6 +13,7 @@ import { lookupModelInfo, lookupThinking } from "./models.ts";
 import { openaiModel } from "./openai.ts";
 import type { ChatRequestStyle } from "./openai_request.ts";
 import { openaiResponsesModel } from "./openai_responses.ts";
+import type { ResponsesReasoning } from "./responses_request.ts";
 import {
   apiOf,
   isOpenAIReasoningModel,
@@ -34,6 +35,8 @@ export interface ProviderConfig extends ChatRequestStyle {
   headers?: Record<string, string>;
   /** A local server: its models cost nothing. */
   local?: boolean;
+  /** Over the Responses API: its models reason, with this effort and summary. */
+  reasoning?: ResponsesReasoning;
 }
 
 /** Metadata that replaces or completes what the table knows of a model. */
@@ -46,6 +49,11 @@ export interface ModelOverride {
   pricing?: Pricing;
   /** The wire protocol to reach the model with, over its provider's. */
   api?: ProviderApi;
+  /**
+   * Over the Responses API: the model reasons, with this effort and summary (OpenAI's own
+   * reasoning models do without saying so).
+   */
+  reasoning?: ResponsesReasoning;
 }
 
 /** Where a model's connection settings come from. */
@@ -92,8 +100,7 @@ export function resolveModel(spec: string | Model, options: ResolveModelOptions 
   const preset = _preset(name, options.providers);
   const env = options.env ?? readEnv;
   const apiKey = options.apiKey || (preset.keyEnv ? env(preset.keyEnv) : undefined) || undefined;
-  const baseURL = options.baseURL || (preset.baseURLEnv ? env(preset.baseURLEnv) : undefined) ||
-    preset.baseURL;
+  const baseURL = _baseURL(preset, options, env);
   if (!apiKey && !preset.local && preset.keyEnv && baseURL === preset.baseURL) {
     throw new ConfigError(_missingKey(name, preset.keyEnv));
   }
@@ -107,7 +114,8 @@ export function resolveModel(spec: string | Model, options: ResolveModelOptions 
     info: _info(name, model, preset, options.models?.[spec]),
     fetch: options.fetch,
   };
-  const api = options.api ?? options.models?.[spec]?.api ?? apiOf(preset, model, baseURL);
+  const override = options.models?.[spec];
+  const api = options.api ?? override?.api ?? apiOf(preset, model, baseURL);
   if (api === "anthropic") {
     return anthropicModel({
       ...common,
@@ -120,8 +128,10 @@ export function resolveModel(spec: string | Model, options: ResolveModelOptions 
   if (api === "openai-responses") {
     return openaiResponsesModel({
       ...common,
-      // Reasoning summaries are what the user sees of an OpenAI reasoning model's thinking.
-      reasoning: isOpenAIReasoningModel(model) ? { summary: "auto" } : undefined,
+      // A reasoning model's encrypted reasoning goes back with each turn, and its summaries are
+      // what the user sees of its thinking.
+      reasoning: override?.reasoning ?? preset.reasoning ??
+        (isOpenAIReasoningModel(model) ? { summary: "auto" } : undefined),
       extraBody: style.extraBody,
     });
   }
@@ -160,8 +170,9 @@ export function parseModelSpec(
 }
 
 /**
- * Why a thinking budget does not apply to the model named by `spec`, naming the model and what
- * takes one; `undefined` when the model takes a budget.
+ * Why a thinking budget does not apply to the model named by `spec`, reached as `options` say
+ * (its API chosen as {@link resolveModel} chooses it), naming the model and what takes one;
+ * `undefined` when the model takes a budget.
  *
  * @example
  * ```ts
@@ -171,14 +182,19 @@ export function parseModelSpec(
  *   throw new Error("unexpected");
  * }
  * if (!thinkingBudgetNote("openai/o3")?.includes("reasons on its own")) throw new Error("unexpected");
+ * if (thinkingBudgetNote("openai/claude-sonnet-4-5", { api: "anthropic" }) !== undefined) {
+ *   throw new Error("unexpected");
+ * }
  * ```
  */
 export function thinkingBudgetNote(
   spec: string,
-  providers: Readonly<Record<string, ProviderConfig>> = {},
+  options: ResolveModelOptions = {},
 ): string | undefined {
-  const { provider, model } = parseModelSpec(spec, providers);
-  const { api } = _preset(provider, providers);
+  const { provider, model } = parseModelSpec(spec, options.providers);
+  const preset = _preset(provider, options.providers);
+  const api = options.api ?? options.models?.[spec]?.api ??
+    apiOf(preset, model, _baseURL(preset, options, options.env ?? readEnv));
   const family = api === "anthropic" ? "anthropic" : "openai";
   const budgeted = `models on Anthropic's API take one (anthropic/claude-…, or a provider of ` +
     `your settings with "api": "anthropic")`;
@@ -225,14 +241,25 @@ function _missingKey(provider: string, keyEnv: string): string {
       `--allow-env=${keyEnv} (or --allow-env)`;
 }
 
+/** The API root a model is reached at, without a trailing slash. */
+function _baseURL(
+  preset: ProviderPreset,
+  options: ResolveModelOptions,
+  env: (name: string) => string | undefined,
+): string {
+  const root = options.baseURL || (preset.baseURLEnv ? env(preset.baseURLEnv) : undefined) ||
+    preset.baseURL;
+  return root.replace(/\/+$/, "");
+}
+
 function _preset(
   name: string,
   providers: Readonly<Record<string, ProviderConfig>> | undefined,
 ): ProviderPreset {
   const own = providers && Object.hasOwn(providers, name) ? providers[name] : undefined;
   if (!own) return PRESETS[name];
-  const { api = "openai", baseURL, apiKeyEnv, headers, local, ...style } = own;
-  return { api, baseURL, keyEnv: apiKeyEnv, headers, local, style };
+  const { api = "openai", baseURL, apiKeyEnv, headers, local, reasoning, ...style } = own;
+  return { api, baseURL, keyEnv: apiKeyEnv, headers, local, reasoning, style };
 }
 
 function _info(

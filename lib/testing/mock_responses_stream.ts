@@ -29,7 +29,10 @@ export interface MockResponsesError {
 export interface MockResponsesReply {
   /** The answer's text, as one text or as its deltas. */
   text?: string | string[];
-  /** The reasoning summary's parts; a reasoning item (with `encrypted_content`) comes first. */
+  /**
+   * The reasoning summary's parts, streamed when the request asks for a summary; a reasoning
+   * item (with `encrypted_content` when the request includes it) comes first either way.
+   */
   reasoning?: string[];
   /** Function calls, after the text; several are parallel calls. */
   toolCalls?: MockResponsesToolCall[];
@@ -142,7 +145,10 @@ export function replyEvents(
     const item_id = id("rs");
     const where = { item_id, output_index: output.length };
     add({ id: item_id, type: "reasoning", summary: [] });
-    const summary = reply.reasoning.map((text, summary_index) => {
+    // As OpenAI does, the summary is written only when the request asks for one.
+    const summarised = (body.reasoning as { summary?: unknown } | undefined)?.summary;
+    const parts = summarised ? reply.reasoning : [];
+    const summary = parts.map((text, summary_index) => {
       const part = { type: "summary_text", text };
       emit("response.reasoning_summary_part.added", {
         ...where,
