@@ -88,6 +88,14 @@ Deno.test("cli: --api openai-responses speaks Responses, and a session goes on o
   for (const text of ["One", "Responses answer 1.", "Two", "Chat answer.", "Three"]) {
     assert.ok(texts.includes(text), `${text} is missing from ${texts}`);
   }
+
+  // A session keeps its model, not the API: the hint to go on says it.
+  const fourth = await runCli(
+    ["--cwd", where.cwd, "--sandbox", "off", "-c", "--api", "openai-responses", "Four"],
+    { cwd: where.cwd, env: { ...where.env, OPENAI_BASE_URL: responses.url } },
+  );
+  assert.equal(fourth.code, 0, fourth.stderr);
+  assert.match(fourth.stderr, /go on with: deno run -A \S*mod\.ts --api openai-responses -c\)/);
 });
 
 Deno.test("cli: the settings choose the API of a provider or of one model; a bad --api is a usage error", async () => {

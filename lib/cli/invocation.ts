@@ -62,16 +62,16 @@ export function invocation(facts: InvocationFacts): string | undefined {
     const installed = prefix.map((arg) => arg.match(/\/bin\/\.([^/]+)\/deno\.jsonc?$/)?.[1])
       .find(Boolean);
     if (installed) return installed;
-    return ["deno", ...prefix.slice(1)].map(_quote).join(" ");
+    return ["deno", ...prefix.slice(1)].map(shellWord).join(" ");
   }
   // Without the command line, only a run granted everything is known to be `deno run -A`.
   if (!facts.everything) return undefined;
   if (main.startsWith("file:")) {
     const path = relative(facts.cwd, fileURLToPath(main));
-    return `deno run -A ${_quote(path.startsWith("..") ? fileURLToPath(main) : path)}`;
+    return `deno run -A ${shellWord(path.startsWith("..") ? fileURLToPath(main) : path)}`;
   }
   const jsr = main.match(/^https:\/\/jsr\.io\/(@[^/]+\/[^/]+)\//)?.[1];
-  return `deno run -A ${jsr ? `jsr:${jsr}` : _quote(main)}`;
+  return `deno run -A ${jsr ? `jsr:${jsr}` : shellWord(main)}`;
 }
 
 /**
@@ -131,6 +131,17 @@ function _isMain(arg: string, main: string, cwd: string): boolean {
   }
 }
 
-function _quote(word: string): string {
+/**
+ * `word` as a shell reads it back: as it is when it is plain, else in single quotes.
+ *
+ * @example
+ * ```ts
+ * import { shellWord } from "./invocation.ts";
+ * if (shellWord("a b") !== "'a b'" || shellWord("http://h:1/v1") !== "http://h:1/v1") {
+ *   throw new Error("unexpected");
+ * }
+ * ```
+ */
+export function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }

@@ -48,7 +48,7 @@ import type { DriverRunOptions } from "../conversation/driver.ts";
 import type { PermissionMode, PolicyOptions } from "../permissions/policy.ts";
 import type { PermissionRule } from "../permissions/rules.ts";
 import { verboseModel } from "./verbose.ts";
-import { againWith, thisInvocation } from "./invocation.ts";
+import { againWith, shellWord, thisInvocation } from "./invocation.ts";
 
 /** The model used when neither `--model`, a resumed session, `AGENT_MODEL` nor the settings name one. */
 export const DEFAULT_MODEL = "openai/gpt-4.1-mini";
@@ -260,7 +260,12 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
   ];
   return {
     cwd,
-    command,
+    // A session keeps its model, not how it was reached: hints to go on say that too.
+    command: command && [
+      command,
+      ...(options.baseURL ? ["--base-url", shellWord(options.baseURL)] : []),
+      ...(options.api ? ["--api", options.api] : []),
+    ].join(" "),
     project,
     ownPaths,
     settings,
