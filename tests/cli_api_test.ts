@@ -223,3 +223,36 @@ Deno.test("cli: --thinking follows the API chosen: a Claude model behind --api a
   assert.doesNotMatch(run.stderr, /thinking/);
   assert.deepEqual(anthropic.requests[0].body.thinking, { type: "enabled", budget_tokens: 4000 });
 });
+
+Deno.test("cli: a server without the API asked for answers 404, and the error names the address and the API", async () => {
+  const where = await place();
+  await using chat = startMockOpenAIServer({ replies: () => ({ text: "never" }) });
+  const responses = await run(
+    where,
+    ["--no-session", "-m", "openai/gpt-5", "--api", "openai-responses", "hi"],
+    chat.url,
+  );
+  assert.equal(responses.code, 1, responses.stderr);
+  assert.match(
+    JSON.parse(responses.stdout).error.message,
+    new RegExp(
+      `openai answered 404 .* for model "gpt-5" at ${chat.url}/responses: check the model name ` +
+        `and the base URL, and that the server has the Responses API \\(or choose Chat ` +
+        `Completions: api openai\\)`,
+    ),
+  );
+  // Anthropic's root ends before /v1, which the SDK adds.
+  await using anthropic = startMockAnthropicServer({ replies: () => ({ text: "never" }) });
+  const doubled = await runCli(
+    ["--cwd", where.cwd, "--no-session", "--sandbox", "off", "-m", "anthropic/claude-x", "hi"],
+    {
+      cwd: where.cwd,
+      env: { ...where.env, ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: `${anthropic.url}/v1` },
+    },
+  );
+  assert.equal(doubled.code, 1, doubled.stderr);
+  assert.match(
+    doubled.stderr,
+    /at http:\/\/127\.0\.0\.1:\d+\/v1\/v1\/messages: .*ends before \/v1/,
+  );
+});

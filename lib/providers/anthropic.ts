@@ -76,7 +76,16 @@ export function anthropicModel(options: AnthropicModelOptions): Model {
     info: options.info,
     async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
       const { sdk, client } = await connect();
-      const failures = { reading: _reading(sdk, where), where, signal: request.signal };
+      const failures = {
+        reading: _reading(sdk, where),
+        where,
+        signal: request.signal,
+        path: "/v1/messages",
+        // The SDK adds /v1 itself: a root given with it is called at /v1/v1/messages.
+        notFound: where.baseURL.endsWith("/v1")
+          ? "which for Anthropic's API ends before /v1"
+          : "and that the server speaks Anthropic's Messages API",
+      };
       // Sent with the client's own `post`, as `messages.create()` sends it, but without the
       // warnings `create()` writes to the console about deprecated models (the library never
       // writes to the user's terminal); the headers `create()` adds are for fields not used here.

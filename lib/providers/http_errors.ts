@@ -33,6 +33,10 @@ export interface HttpFailure {
   keyEnv?: string;
   /** The model asked for. */
   model?: string;
+  /** The address called, named when the server has no such page (404). */
+  url?: string;
+  /** What else to check when the server has no such page (404). */
+  notFound?: string;
   /** The original error. */
   cause?: unknown;
 }
@@ -81,7 +85,9 @@ export function httpError(failure: HttpFailure): ConfigError | ProviderError {
     return new ConfigError(
       `${provider} answered 404${message ? ` (${message})` : ""}${
         failure.model ? ` for model "${failure.model}"` : ""
-      }: check the model name and the base URL.`,
+      }${failure.url ? ` at ${failure.url}` : ""}: check the model name and the base URL${
+        failure.notFound ? `, ${failure.notFound}` : ""
+      }.`,
       { cause },
     );
   }

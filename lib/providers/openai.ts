@@ -56,7 +56,14 @@ export function openaiModel(options: OpenAIModelOptions): Model {
         sdk,
         (error) => streamError(provider, error.error ?? error.message),
       );
-      const failures = { reading, where, signal: request.signal };
+      const failures = {
+        reading,
+        where,
+        signal: request.signal,
+        path: "/chat/completions",
+        notFound:
+          "and that the server speaks Chat Completions (or choose its API: openai-responses)",
+      };
       const response = await sdkResponse(
         () =>
           client.chat.completions.create(

@@ -79,7 +79,14 @@ export function openaiResponsesModel(options: OpenAIResponsesModelOptions): Mode
         sdk,
         (error) => responsesError(provider, error.error ?? { message: error.message }),
       );
-      const failures = { reading, where, signal: request.signal };
+      const failures = {
+        reading,
+        where,
+        signal: request.signal,
+        path: "/responses",
+        notFound:
+          "and that the server has the Responses API (or choose Chat Completions: api openai)",
+      };
       const send = () => {
         const body = responsesRequest(options.model, request, { ...style, stale });
         const sent = encryptedReasoningOf(body);

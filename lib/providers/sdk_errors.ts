@@ -49,6 +49,10 @@ export interface SdkErrorOptions<E extends SdkApiError> {
   where: CallSite;
   /** The caller's signal: once it aborted, the error goes through as it is. */
   signal?: AbortSignal;
+  /** The path called under the API root, named when the server has no such page. */
+  path?: string;
+  /** What else to check when the server has no such page (404). */
+  notFound?: string;
 }
 
 /**
@@ -98,6 +102,8 @@ export function sdkError<E extends SdkApiError>(
       headers: error.headers,
       keyEnv: where.keyEnv,
       model: where.model,
+      url: options.path === undefined ? undefined : `${where.baseURL}${options.path}`,
+      notFound: options.notFound,
       cause: error,
     });
   }
