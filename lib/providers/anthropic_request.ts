@@ -169,8 +169,8 @@ export function anthropicMessages(
   const push = (role: "user" | "assistant", blocks: ContentBlockParam[]) => {
     if (blocks.length === 0) return;
     const last = turns.at(-1);
-    if (last?.role === role) last.content.push(...blocks);
-    else turns.push({ role, content: blocks });
+    if (last?.role !== role) turns.push({ role, content: blocks });
+    else for (const block of blocks) last.content.push(block);
   };
   for (const message of messages) {
     switch (message.role) {

@@ -75,7 +75,8 @@ export function responsesRequest(
 ): ResponseCreateParamsStreaming {
   const input: ResponseInputItem[] = [];
   for (const message of request.messages) {
-    input.push(...responsesItems(message, style.origin, style.stale));
+    // A loop, not `push(...items)`: a message of as many parts as a server made overflows the stack.
+    for (const item of responsesItems(message, style.origin, style.stale)) input.push(item);
   }
   const body: ResponseCreateParamsStreaming = { model, input, stream: true, store: false };
   // Models that do not reason refuse the include; a reasoning model is one given `reasoning`.

@@ -76,7 +76,8 @@ export function hashedEmbedding(
     hash >>>= 0;
     vector[hash % dimensions] += (hash & 0x80000000 ? -1 : 1) * (1 + Math.log(count));
   }
-  const norm = Math.hypot(...vector) || 1;
+  // Not `Math.hypot(...vector)`: a request may ask for more dimensions than a call takes arguments.
+  const norm = Math.sqrt(vector.reduce((sum, x) => sum + x * x, 0)) || 1;
   return vector.map((x) => x / norm);
 }
 
