@@ -51,7 +51,10 @@ export interface ToolCallPart {
   invalidInput?: string;
   /** Opaque provider data that must go back with the call (e.g. a thought signature). */
   extra?: Record<string, unknown>;
-  /** Who made `extra` (see {@link ReasoningPart.origin}); absent for Chat Completions data. */
+  /**
+   * Who made `extra` (see {@link ReasoningPart.origin}); absent in calls saved before Chat
+   * Completions calls carried one.
+   */
   origin?: string;
 }
 

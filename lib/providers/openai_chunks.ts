@@ -44,7 +44,8 @@ export interface ChunkReaderEnd {
 export interface ChunkReaderOptions {
   /**
    * Who the answer's provider data is from, e.g. `openai-chat:openrouter:anthropic/claude-sonnet-4`:
-   * the `origin` of the reasoning that carries OpenRouter's `reasoning_details`.
+   * the `origin` of the reasoning that carries OpenRouter's `reasoning_details`, and of a tool
+   * call that carries its own fields (Gemini's `extra_content`).
    */
   origin?: string;
 }
@@ -220,7 +221,7 @@ export function chunkReader(provider: string, options: ChunkReaderOptions = {}):
       let id = slot.id;
       if (!id || seen.has(id)) id = `call_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
       seen.add(id);
-      events.push({ type: "tool_call", call: _slotCall(id, slot) });
+      events.push({ type: "tool_call", call: _slotCall(id, slot, options.origin) });
     }
     const hasCalls = events.some((event) => event.type === "tool_call");
     events.push({
@@ -265,7 +266,9 @@ function _content(content: unknown, think: ReturnType<typeof thinkTagSplitter>):
   // Content as parts (Mistral's reasoning models): text parts and thinking parts.
   const pieces: ContentPiece[] = [];
   for (const part of content) {
-    if (part?.type === "text" && _text(part.text)) pieces.push(...think.push(part.text));
+    if (part?.type === "text" && _text(part.text)) {
+      for (const piece of think.push(part.text)) pieces.push(piece);
+    }
     if (part?.type === "thinking") {
       const text = Array.isArray(part.thinking)
         ? part.thinking.map((inner: Json) => _text(inner?.text)).join("")
@@ -300,8 +303,12 @@ function _isJson(text: string): boolean {
   }
 }
 
-function _slotCall(id: string, slot: _Slot): ToolCallPart {
+/** The call of a slot; its provider data (Gemini's `extra_content`) is marked as `origin`'s. */
+function _slotCall(id: string, slot: _Slot, origin: string | undefined): ToolCallPart {
   const call = toolCallOf(id, slot.name, slot.args);
-  if (slot.extra) call.extra = slot.extra;
+  if (slot.extra) {
+    call.extra = slot.extra;
+    if (origin !== undefined) call.origin = origin;
+  }
   return call;
 }

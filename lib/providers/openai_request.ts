@@ -103,7 +103,8 @@ export interface ChatMessageOptions {
  * `reasoning_details` and LiteLLM's `thinking_blocks` (kept on reasoning parts) as those fields
  * of the assistant message, and reasoning that came as `reasoning_content` as that field on a turn
  * that called tools (DeepSeek's thinking mode wants it). A tool call's own fields (such as
- * Gemini's `extra_content`) go back on the call unless the call came from another API.
+ * Gemini's `extra_content`) go back on the call only to the model that made them (or, when
+ * the call names no origin, as in sessions written before calls carried one, to any model).
  *
  * @example
  * ```ts
@@ -137,11 +138,14 @@ export function chatMessage(
         if (part.type === "text") text += part.text;
         else if (part.type === "reasoning") {
           if (options.origin === undefined || part.origin !== options.origin) continue;
-          details.push(..._list(part.extra?.reasoning_details));
-          blocks.push(..._list(part.extra?.thinking_blocks));
+          // A loop, not `push(...list)`: a list as long as a server made it overflows the stack.
+          for (const piece of _list(part.extra?.reasoning_details)) details.push(piece);
+          for (const block of _list(part.extra?.thinking_blocks)) blocks.push(block);
           if (part.extra?.field === "reasoning_content") reasoning.push(part.text);
         } else {
-          // A call's own fields come from Chat Completions (no origin) or from this model.
+          // A call's own fields go back only to the model that made them. Calls of sessions
+          // written before Chat Completions calls carried an origin have none: their fields
+          // still go, as they did then.
           const own = part.origin === undefined || part.origin === options.origin;
           calls.push({
             id: id(part.id),
