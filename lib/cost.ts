@@ -16,7 +16,8 @@ export type TierPrices = Omit<Pricing, "tiers">;
 /**
  * The prices that apply to a model call whose request held `inputTokens` input tokens (cached
  * ones included): those of the tier with the highest threshold below `inputTokens`, else the
- * base prices. A tier's cache prices default to its own input price.
+ * base prices. A tier's cache prices default to the base cache prices scaled as its input price
+ * is (a cache read at a tenth of the input price stays at a tenth).
  *
  * @example
  * ```ts
@@ -24,6 +25,8 @@ export type TierPrices = Omit<Pricing, "tiers">;
  * const pricing = { input: 3, output: 15, tiers: [{ above: 200_000, input: 6, output: 22.5 }] };
  * if (pricesFor(pricing, 200_000).input !== 3) throw new Error("the threshold itself is base");
  * if (pricesFor(pricing, 200_001).output !== 22.5) throw new Error("past it, the tier");
+ * const cached = { input: 1, output: 2, cacheRead: 0.1, tiers: [{ above: 10, input: 2, output: 4 }] };
+ * if (pricesFor(cached, 11).cacheRead !== 0.2) throw new Error("the cache keeps its ratio");
  * ```
  */
 export function pricesFor(pricing: Pricing, inputTokens: number): TierPrices {
@@ -35,11 +38,13 @@ export function pricesFor(pricing: Pricing, inputTokens: number): TierPrices {
     const { tiers: _, ...base } = pricing;
     return base;
   }
+  // Cache prices a tier leaves out keep their ratio to the input price, as providers set them.
+  const scale = pricing.input > 0 ? tier.input / pricing.input : 1;
   return {
     input: tier.input,
     output: tier.output,
-    cacheRead: tier.cacheRead ?? tier.input,
-    cacheWrite: tier.cacheWrite ?? tier.input,
+    cacheRead: tier.cacheRead ?? (pricing.cacheRead ?? pricing.input) * scale,
+    cacheWrite: tier.cacheWrite ?? (pricing.cacheWrite ?? pricing.input) * scale,
   };
 }
 

@@ -69,7 +69,7 @@ Deno.test("costOf() takes the tier with the highest threshold the request passes
   assert.equal(pricesFor({ input: 1, output: 1, tiers: [] }, 1e9).input, 1);
 });
 
-Deno.test("costOf() charges a tier's cache reads and writes at its own cache prices, else its input price", () => {
+Deno.test("costOf() charges a tier's cache reads and writes at its own cache prices, else at the base ones scaled as its input price is", () => {
   const usage = {
     inputTokens: 3_000,
     outputTokens: 0,
@@ -85,7 +85,12 @@ Deno.test("costOf() charges a tier's cache reads and writes at its own cache pri
   };
   assertUsd(costOf(usage, priced), (1_500 * 6 + 1_000 * 0.6 + 500 * 7.5) / 1e6);
   const plain: Pricing = { ...priced, tiers: [{ above: 2_000, input: 6, output: 22.5 }] };
-  assertUsd(costOf(usage, plain), (3_000 * 6) / 1e6, "cache prices default to the tier's input");
+  // The tier doubles the input price: the cache prices double too.
+  assertUsd(
+    costOf(usage, plain),
+    (1_500 * 6 + 1_000 * 0.6 + 500 * 7.5) / 1e6,
+    "cache prices keep their ratio to the input price",
+  );
 });
 
 Deno.test("costMeter() prices each call by its own usage, never by the sum", async () => {
