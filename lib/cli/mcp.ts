@@ -99,10 +99,14 @@ export function followMcpTools(
   mcp: McpConnection,
   only?: readonly string[],
 ): () => void {
-  const own = tools.filter((tool) => !mcp.tools.includes(tool));
+  const theirs = new Set(mcp.tools);
+  const own = tools.filter((tool) => !theirs.has(tool));
+  const named = only && new Set(only);
   return () => {
-    const offered = mcp.tools.filter((tool) => !only || only.includes(tool.name));
-    tools.splice(0, tools.length, ...own, ...offered);
+    // In place, and without spreading a list into arguments: it may be long.
+    tools.length = 0;
+    for (const tool of own) tools.push(tool);
+    for (const tool of mcp.tools) if (!named || named.has(tool.name)) tools.push(tool);
   };
 }
 

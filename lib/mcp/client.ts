@@ -87,6 +87,11 @@ export interface ConnectMcpOptions {
   startupTimeoutMs?: number;
   /** How long a tool call may take before the server is taken as hung (default 5 minutes). */
   callTimeoutMs?: number;
+  /**
+   * The most tools one server may offer (default 1,000): those past it are left out, with a
+   * warning that names the server.
+   */
+  maxTools?: number;
   /** Hears why a server did not start, or that it stopped. */
   onWarning?: (message: string) => void;
   /**
@@ -106,6 +111,7 @@ export interface ConnectMcpOptions {
 export const MCP_DEFAULTS = {
   startupTimeoutMs: 30_000,
   callTimeoutMs: 300_000,
+  maxTools: 1_000,
 } as const;
 
 /**
@@ -167,6 +173,10 @@ const _CREDENTIALS = /^[a-z][a-z0-9+.-]*:\/\/[^/?#\s]*@/i;
  * the server's input schema, a description that names the server, and the capability `run`
  * (stdio) or `net` (HTTP, SSE), so that the permission table decides whether it is offered.
  * Never throws for a server: one that does not start is reported to `onWarning` and has no tools.
+ * A server may not hold the agent up: starting and listing its tools take at most
+ * `startupTimeoutMs`, it offers at most `maxTools` tools, and when it says its tools changed
+ * while they were being listed they are listed again a few times at most, at least a quarter of
+ * a second apart (then it offers those of the last listing, with a warning).
  *
  * @example
  * ```ts
@@ -225,11 +235,9 @@ export async function connectMcpServers(
     }
     for (const [own, { tool }] of before) if (!after.has(own)) taken.delete(tool.name);
     owned[i] = after;
-    tools.splice(
-      0,
-      tools.length,
-      ...owned.flatMap((each) => [...each.values()].map((e) => e.tool)),
-    );
+    // In place, and without spreading a list into arguments: it may be long.
+    tools.length = 0;
+    for (const each of owned) for (const { tool } of each.values()) tools.push(tool);
   };
   const servers = entries.map(([name, server], i) =>
     _createServer(name, server, {
@@ -238,6 +246,7 @@ export async function connectMcpServers(
       sandbox: options.sandbox,
       startupTimeoutMs,
       callTimeoutMs,
+      maxTools: options.maxTools ?? MCP_DEFAULTS.maxTools,
       onWarning: warn,
       onTools(infos) {
         offer(i, infos);

@@ -18,6 +18,7 @@ import {
   _seconds,
   type _Session,
 } from "./connection.ts";
+import { _listTools, _RELIST_INTERVAL_MS, _RELISTS, _until } from "./listing.ts";
 
 /** What a server needs besides its configuration. */
 export interface _ServerOptions {
@@ -31,6 +32,8 @@ export interface _ServerOptions {
   startupTimeoutMs: number;
   /** How long a call may take. */
   callTimeoutMs: number;
+  /** The most tools it may offer; those past it are left out, with a warning. */
+  maxTools: number;
   /** Hears of a server that stopped between calls. */
   onWarning(message: string): void;
   /** Hears the server's tools once listed again after they changed (not the first listing). */
@@ -85,9 +88,19 @@ export function _createServer(
   let instructions: string | undefined;
   /** The names of the tools it offers now. */
   let offered = new Set<string>();
-  /** The listing under way, and whether another change was announced since it began. */
-  let listing: { session: _Session; tools: Promise<McpTool[]> } | undefined;
-  let relist = false;
+  /** The listing under way, and whether another change was announced since its round began. */
+  let listing: { session: _Session; tools: Promise<McpTool[]>; again: boolean } | undefined;
+  /** When the last round of listing began: the next one waits for `_RELIST_INTERVAL_MS`. */
+  let lastRound = -Infinity;
+  /** Ends the wait before the next round, when the server is closed. */
+  let wake: (() => void) | undefined;
+  /** The warnings given, each once. */
+  const warned = new Set<string>();
+  const warnOnce = (message: string) => {
+    if (warned.has(message)) return;
+    warned.add(message);
+    options.onWarning(message);
+  };
   /** Whether the first listing is done: later ones are changes. */
   let listed = false;
 
@@ -99,7 +112,8 @@ export function _createServer(
       timeoutMs: options.startupTimeoutMs,
       onLeftover: (text) => options.onWarning(`${label}: ${text}`),
       onToolsChanged(changed) {
-        if (changed !== session) return;
+        // A change announced before the first listing began is in that listing.
+        if (changed !== session || (!listed && listing?.session !== changed)) return;
         list(changed).catch((error) => {
           if (changed !== session) return;
           options.onWarning(
@@ -140,41 +154,73 @@ export function _createServer(
     }).finally(() => opening = undefined);
 
   /**
-   * Lists the tools of `opened`, page by page, without those that only run as tasks; a change
-   * announced while a listing is under way is listed once more before it ends. Tells
-   * `onTools` of each listing after the first.
+   * Lists the tools of `opened`, page by page, without those that only run as tasks, at most
+   * `maxTools` of them, within `timeoutMs` overall. A change announced while a listing is under
+   * way is listed once more before it ends, at most `_RELISTS` times, each round at least
+   * `_RELIST_INTERVAL_MS` after the one before; a server that says its tools changed at every
+   * listing keeps those of the last. Tells `onTools` of each listing after the first.
    */
-  const list = (opened: _Session): Promise<McpTool[]> => {
+  const list = (opened: _Session, timeoutMs = options.startupTimeoutMs): Promise<McpTool[]> => {
     if (listing?.session === opened) {
-      relist = true;
+      listing.again = true;
       return listing.tools;
     }
     const run = async (): Promise<McpTool[]> => {
-      let tools: McpTool[];
-      do {
-        relist = false;
-        tools = [];
-        let cursor: string | undefined;
-        do {
-          const page = await opened.client.listTools(cursor ? { cursor } : undefined, {
-            timeout: options.startupTimeoutMs,
+      const deadline = performance.now() + timeoutMs;
+      let tools: McpTool[] | undefined;
+      for (let round = 0;; round++) {
+        const wait = lastRound + _RELIST_INTERVAL_MS - performance.now();
+        if (tools && (round > _RELISTS || performance.now() + wait >= deadline)) {
+          warnOnce(
+            `${label} kept saying its tools changed while they were listed; ` +
+              `it offers those of the last listing`,
+          );
+          break;
+        }
+        if (wait > 0) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, wait);
+            wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
           });
-          tools.push(...page.tools);
-          cursor = page.nextCursor;
-        } while (cursor);
-      } while (relist && opened === session);
-      // Tools that only run as tasks cannot be called with a plain tools/call.
-      tools = tools.filter((tool) => tool.execution?.taskSupport !== "required");
+          wake = undefined;
+        }
+        if (state === "closed") throw new Error(`${label} is closed`);
+        if (tools && opened !== session) break;
+        current.again = false;
+        lastRound = performance.now();
+        try {
+          tools = await _listTools(opened.client, {
+            label,
+            deadline,
+            timeoutMs: options.startupTimeoutMs,
+            maxTools: options.maxTools,
+            warn: warnOnce,
+          });
+        } catch (error) {
+          if (!tools || opened !== session) throw error;
+          options.onWarning(
+            `${label} said its tools changed, but listing them failed: ` +
+              `${(error as Error).message}; it offers those listed before`,
+          );
+          break;
+        }
+        if (!current.again || opened !== session) break;
+      }
       if (opened === session) {
         offered = new Set(tools.map((tool) => tool.name));
         if (listed) options.onTools?.(tools);
       }
       return tools;
     };
+    const current = { session: opened, tools: Promise.resolve<McpTool[]>([]), again: false };
     const tools = run().finally(() => {
-      if (listing?.tools === tools) listing = undefined;
+      if (listing === current) listing = undefined;
     });
-    listing = { session: opened, tools };
+    current.tools = tools;
+    listing = current;
     return tools;
   };
 
@@ -193,11 +239,14 @@ export function _createServer(
     name,
 
     async start() {
+      const begun = performance.now();
       const opened = await open().catch((error) => {
         if (state !== "closed") state = "failed";
         throw error;
       });
-      const tools = await list(opened).catch((error) => {
+      // Starting and listing take at most `startupTimeoutMs` together.
+      const left = Math.max(1, options.startupTimeoutMs - (performance.now() - begun));
+      const tools = await list(opened, left).catch((error) => {
         const reason = `listing its tools failed: ${(error as Error).message}`;
         drop(opened, reason, true);
         state = "failed";
@@ -229,15 +278,17 @@ export function _createServer(
       signal.throwIfAborted();
       const told = note;
       note = undefined;
+      const deadline = performance.now() + options.callTimeoutMs;
       try {
         const result = await current.client.callTool(
           { name: tool, arguments: args },
           undefined,
           { signal, timeout: options.callTimeoutMs },
         );
-        // A call that changed the tools answers once they are listed again: the next
-        // request to the model offers them.
-        await listing?.tools.catch(() => {});
+        // A call that changed the tools answers once they are listed again, so that the next
+        // request to the model offers them; but not after its own timeout or abort.
+        if (listing) await _until(listing.tools, signal, deadline - performance.now());
+        signal.throwIfAborted();
         return { result: result as CallToolResult, note: told };
       } catch (error) {
         if (signal.aborted) throw error; // the SDK has told the server to cancel
@@ -282,6 +333,7 @@ export function _createServer(
 
     async close() {
       state = "closed";
+      wake?.();
       const pending = opening;
       if (session) drop(session, "closed", true);
       await pending?.catch(() => {});
