@@ -127,25 +127,33 @@ async function runOnce(target: Target, url: string, args: string[], cwd: string)
   return { wallMs, peakRssMiB: rss ? Number(rss) / 1024 : undefined };
 }
 
-/** Median wall time and peak RSS of a scenario on a target. */
+/**
+ * Median wall time and peak RSS of a scenario on each target. The targets take turns, run by
+ * run, so that a machine that slows down or speeds up meanwhile weighs on them alike.
+ */
 async function measure(
-  target: Target,
   script: (turn: number) => Step,
   args: string[],
   cwd: string,
-): Promise<{ wall: number; rss?: number }> {
-  const server = target.start(script);
+): Promise<Array<{ wall: number; rss?: number }>> {
+  const servers = TARGETS.map((target) => target.start(script));
   try {
-    await runOnce(target, server.url, args, cwd); // the module cache is warm from here on
-    const samples: Sample[] = [];
-    for (let i = 0; i < RUNS; i++) samples.push(await runOnce(target, server.url, args, cwd));
-    const rss = samples.map((s) => s.peakRssMiB).filter((v): v is number => v !== undefined);
-    return {
-      wall: median(samples.map((s) => s.wallMs)),
-      rss: rss.length ? median(rss) : undefined,
-    };
+    const samples: Sample[][] = TARGETS.map(() => []);
+    for (let i = 0; i <= RUNS; i++) {
+      for (const [t, target] of TARGETS.entries()) {
+        const sample = await runOnce(target, servers[t].url, args, cwd);
+        if (i > 0) samples[t].push(sample); // the first run warms the module cache
+      }
+    }
+    return samples.map((mine) => {
+      const rss = mine.map((s) => s.peakRssMiB).filter((v): v is number => v !== undefined);
+      return {
+        wall: median(mine.map((s) => s.wallMs)),
+        rss: rss.length ? median(rss) : undefined,
+      };
+    });
   } finally {
-    await server.close();
+    for (const server of servers) await server.close();
   }
 }
 
@@ -167,19 +175,22 @@ try {
     join(dir, "data.txt"),
     Array.from({ length: 200 }, (_, i) => `line ${i}`).join("\n"),
   );
-  console.log(`median of ${RUNS} runs${hasTime ? "" : " (peak RSS needs /usr/bin/time)"}\n`);
+  console.log(
+    `median of ${RUNS} runs, the providers taking turns` +
+      `${hasTime ? "" : " (peak RSS needs /usr/bin/time)"}\n`,
+  );
   console.log("| scenario | provider | wall | peak RSS | vs openai |");
   console.log("| --- | --- | ---: | ---: | ---: |");
   for (const scenario of SCENARIOS) {
-    let base = 0;
-    for (const target of TARGETS) {
-      const { wall, rss } = await measure(target, scenario.script, scenario.args, dir);
-      base ||= wall;
+    const results = await measure(scenario.script, scenario.args, dir);
+    const base = results[0].wall;
+    for (const [t, { wall, rss }] of results.entries()) {
+      const target = TARGETS[t];
       const ratio = `${((wall / base - 1) * 100).toFixed(1)}%`;
       console.log(
         `| ${scenario.name} | ${target.name} | ${wall.toFixed(0)} ms | ${
           rss === undefined ? "n/a" : `${rss.toFixed(1)} MiB`
-        } | ${target.name === "openai" ? "" : ratio} |`,
+        } | ${t === 0 ? "" : ratio} |`,
       );
     }
   }

@@ -12,7 +12,7 @@ import { ProviderError } from "../errors.ts";
 import type { Model, ModelEvent, ModelRequest } from "../model.ts";
 import type { ProviderModelOptions } from "./model_options.ts";
 import { openaiConnection, openaiErrorReading } from "./openai_client.ts";
-import { responsesError, responsesReader } from "./responses_events.ts";
+import { RESPONSES_EVENTS_READ, responsesError, responsesReader } from "./responses_events.ts";
 import {
   encryptedReasoningOf,
   responsesOrigin,
@@ -121,6 +121,12 @@ export function openaiResponsesModel(options: OpenAIResponsesModelOptions): Mode
           yield* reader.readWhole(whole);
         } else {
           for await (const event of readSse(body.body, { idleTimeoutMs, provider })) {
+            // An event named as OpenAI names them, and nothing the reader takes: not parsed.
+            const name = event.event;
+            if (name?.startsWith("response.") && !RESPONSES_EVENTS_READ.has(name)) {
+              events++;
+              continue;
+            }
             const data = eventJson(event.data.trim());
             if (event.event === "error" && (data as { type?: unknown })?.type !== "error") {
               throw responsesError(provider, (data as { error?: unknown })?.error ?? data);

@@ -21,6 +21,27 @@ import { toolCallOf } from "./tool_call.ts";
 // deno-lint-ignore no-explicit-any
 type Json = any;
 
+/**
+ * The stream events the reader takes something from. The others (`response.created`, parts
+ * added and done, texts done, …) carry nothing it needs, and `response.created` and
+ * `response.in_progress` carry the whole request's tools and instructions: a stream whose SSE
+ * lines name their event need not parse them.
+ */
+export const RESPONSES_EVENTS_READ: ReadonlySet<string> = new Set([
+  "response.output_text.delta",
+  "response.refusal.delta",
+  "response.reasoning_summary_text.delta",
+  "response.reasoning_text.delta",
+  "response.output_item.added",
+  "response.function_call_arguments.delta",
+  "response.function_call_arguments.done",
+  "response.output_item.done",
+  "response.completed",
+  "response.incomplete",
+  "response.failed",
+  "error",
+]);
+
 /** What the reader gives back once the stream has ended. */
 export interface ResponsesReaderEnd {
   /** The `finish` event, when the response ended (completed or incomplete). */
