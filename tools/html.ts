@@ -5,12 +5,14 @@
  * @module
  */
 
+import { loadLazy } from "../lib/lazy/load.ts";
+
 type _Converter = typeof import("node-html-markdown").NodeHtmlMarkdown;
 
 let _loading: Promise<_Converter> | undefined;
 
 function _converter(): Promise<_Converter> {
-  return _loading ??= import("node-html-markdown").then((module) => module.NodeHtmlMarkdown);
+  return _loading ??= loadLazy("node_html_markdown").then((module) => module.NodeHtmlMarkdown);
 }
 
 /**

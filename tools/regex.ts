@@ -15,6 +15,7 @@
  */
 
 import type { RE2JS } from "re2js";
+import { loadLazy } from "../lib/lazy/load.ts";
 
 /** Searches one text with one engine; `^` and `$` match at line ends. */
 export interface TextMatcher {
@@ -67,7 +68,7 @@ interface _Shape {
 
 let _re2: Promise<typeof RE2JS> | undefined;
 const _loadRe2 = (): Promise<typeof RE2JS> =>
-  _re2 ??= import("re2js").then((module) => module.RE2JS);
+  _re2 ??= loadLazy("re2js").then((module) => module.RE2JS);
 
 /**
  * Compiles the model's pattern (JavaScript syntax; a leading `(?i)` ignores case), saying what

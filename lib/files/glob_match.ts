@@ -12,6 +12,7 @@
 
 // @ts-types="@types/picomatch"
 import type picomatch from "picomatch";
+import { loadLazy } from "../lazy/load.ts";
 
 /** The most runs of `*` one path segment of a glob may hold (`**` as a whole segment aside). */
 export const MAX_STARS_PER_SEGMENT = 3;
@@ -39,7 +40,7 @@ let _loading: Promise<typeof picomatch> | undefined;
  * ```
  */
 export function loadPicomatch(): Promise<typeof picomatch> {
-  return _loading ??= import("picomatch").then(({ default: original }) => {
+  return _loading ??= loadLazy("picomatch").then(({ default: original }) => {
     const guarded = (glob: string | string[], options?: picomatch.PicomatchOptions) => {
       for (const one of Array.isArray(glob) ? glob : [glob]) checkGlob(one);
       return original(glob, { ...options, noextglob: true });

@@ -11,6 +11,7 @@
 
 import type { Client } from "@modelcontextprotocol/sdk/client";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types";
+import { loadLazy } from "../lazy/load.ts";
 import type { Tool } from "../tool.ts";
 import type { McpConfig } from "./config.ts";
 import { grantedEnv } from "./env.ts";
@@ -199,6 +200,7 @@ export async function connectMcpServers(
   const [{ _createServer }, { _agentTool, _toolName }] = await Promise.all([
     import("./server.ts"),
     import("./tools.ts"),
+    loadLazy("mcp_sdk"), // a failure to load the SDK fails here, as the import of server.ts did
   ]);
   const env = options.env ?? grantedEnv;
   const inherited: Record<string, string> = {};

@@ -6,20 +6,11 @@
  * @module
  */
 
-// The SDK's `./*` export maps `x.js` to types at `x.js.d.ts`, which do not exist: name the types.
-import { Client } from "@modelcontextprotocol/sdk/client";
-// @ts-types="@modelcontextprotocol/sdk/client/sse"
-import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";
-// @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
-import {
-  StreamableHTTPClientTransport,
-  StreamableHTTPError,
-} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Client } from "@modelcontextprotocol/sdk/client";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
-// @ts-types="@modelcontextprotocol/sdk/types"
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { resolve } from "node:path";
 import denoJson from "../../deno.json" with { type: "json" };
+import { type LazyModules, loadLazy } from "../lazy/load.ts";
 import type { McpSandboxOptions, McpTransportKind } from "./client.ts";
 import type { McpServerConfig, McpStdioServerConfig } from "./config.ts";
 import { type _StdioSandbox, _stdioTransport } from "./stdio_transport.ts";
@@ -58,6 +49,9 @@ export interface _OpenOptions {
   onLeftover?(text: string): void;
 }
 
+/** The parts of the MCP SDK a connection uses (see `lib/lazy/mcp_sdk.ts`). */
+type _Sdk = LazyModules["mcp_sdk"];
+
 /** JSON-RPC error codes the SDK raises itself. */
 export const _CONNECTION_CLOSED = -32000;
 /** The SDK's code for a request that timed out. */
@@ -73,18 +67,19 @@ export async function _openSession(
   options: _OpenOptions,
 ): Promise<_Session> {
   const deadline = performance.now() + options.timeoutMs;
-  if (!("url" in config)) return await _open("stdio", config, options, deadline);
-  if (config.type === "sse") return await _open("sse", config, options, deadline);
+  const sdk = await loadLazy("mcp_sdk");
+  if (!("url" in config)) return await _open(sdk, "stdio", config, options, deadline);
+  if (config.type === "sse") return await _open(sdk, "sse", config, options, deadline);
   try {
-    return await _open("http", config, options, deadline);
+    return await _open(sdk, "http", config, options, deadline);
   } catch (error) {
     const status = (error as { cause?: unknown }).cause;
     if (
-      !(status instanceof StreamableHTTPError) || status.code === undefined ||
+      !(status instanceof sdk.StreamableHTTPError) || status.code === undefined ||
       status.code < 400 || status.code >= 500 || status.code === 401 || status.code === 403
     ) throw error;
     try {
-      return await _open("sse", config, options, deadline);
+      return await _open(sdk, "sse", config, options, deadline);
     } catch (sseError) {
       throw new Error(
         `${(error as Error).message}; the SSE fallback failed too: ${(sseError as Error).message}`,
@@ -94,6 +89,7 @@ export async function _openSession(
 }
 
 async function _open(
+  sdk: _Sdk,
   kind: McpTransportKind,
   config: McpServerConfig,
   options: _OpenOptions,
@@ -113,10 +109,10 @@ async function _open(
     const { url, headers } = config as { url: string; headers?: Record<string, string> };
     const init = { requestInit: { headers: headers ?? {} } };
     transport = kind === "sse"
-      ? new SSEClientTransport(new URL(url), init)
-      : new StreamableHTTPClientTransport(new URL(url), init);
+      ? new sdk.SSEClientTransport(new URL(url), init)
+      : new sdk.StreamableHTTPClientTransport(new URL(url), init);
   }
-  const client = new Client({ name: "@x/agent", version: denoJson.version });
+  const client = new sdk.Client({ name: "@x/agent", version: denoJson.version });
   let closing = false;
   let connected = false;
   const session: _Session = {
@@ -129,7 +125,7 @@ async function _open(
     async close() {
       const live = connected && !closing && !session.lost;
       closing = true;
-      if (live && transport instanceof StreamableHTTPClientTransport) {
+      if (live && transport instanceof sdk.StreamableHTTPClientTransport) {
         // Tell the server the session is over, without waiting long for a server that hangs.
         let timer: ReturnType<typeof setTimeout> | undefined;
         await Promise.race([
@@ -147,15 +143,15 @@ async function _open(
     options.onLost(session, reason);
   };
   client.onclose = () => lose(_exitReason(stdio) ?? "the connection closed");
-  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+  client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => {
     if (!closing && !session.lost) options.onToolsChanged?.(session);
   });
   client.onerror = (error) => {
     // The SDK reports these when the server is gone; the pending requests would hang otherwise.
     const gone = connected && (
       error.message.startsWith("Maximum reconnection attempts") ||
-      (error instanceof StreamableHTTPError && error.code === 404) ||
-      error instanceof SseError
+      (error instanceof sdk.StreamableHTTPError && error.code === 404) ||
+      error instanceof sdk.SseError
     );
     if (!gone) return;
     lose(`the connection was lost (${error.message})`);
@@ -178,7 +174,7 @@ async function _open(
     closing = true;
     await client.close().catch(() => {});
     await transport.close().catch(() => {});
-    throw _startError(kind, config, error, stdio, options.timeoutMs);
+    throw _startError(sdk, kind, config, error, stdio, options.timeoutMs);
   } finally {
     clearTimeout(timer);
   }
@@ -186,6 +182,7 @@ async function _open(
 
 /** Why a connection could not be opened, in words; the HTTP error is kept as the cause. */
 function _startError(
+  sdk: _Sdk,
   kind: McpTransportKind,
   config: McpServerConfig,
   error: unknown,
@@ -206,12 +203,12 @@ function _startError(
   }
   const url = "url" in config ? config.url : "";
   const label = kind === "sse" ? "SSE" : "Streamable HTTP";
-  if (error instanceof StreamableHTTPError && error.code !== undefined && error.code > 0) {
+  if (error instanceof sdk.StreamableHTTPError && error.code !== undefined && error.code > 0) {
     return new Error(`${url} answered HTTP ${error.code} (${label}): ${_short(error.message)}`, {
       cause: error,
     });
   }
-  if (error instanceof SseError) {
+  if (error instanceof sdk.SseError) {
     return new Error(`${url} failed (${label}): ${_short(error.message)}`, { cause: error });
   }
   if (error instanceof Deno.errors.NotCapable) {

@@ -13,9 +13,9 @@
  */
 
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types";
+import { loadLazy } from "../lazy/load.ts";
 import { prepareSandbox } from "../sandbox/bubblewrap.ts";
-// @ts-types="@modelcontextprotocol/sdk/types"
-import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 
 /** How to start the server. */
 export interface _StdioParams {
@@ -88,6 +88,7 @@ export function _stdioTransport(params: _StdioParams): _StdioTransport {
 
     async start() {
       if (child) throw new Error("The stdio transport is already started");
+      const { JSONRPCMessageSchema } = await loadLazy("mcp_sdk");
       child = await _spawn(params);
       writer = child.stdin.getWriter();
       writer.closed.catch(() => {}); // a dead server's stdin errors; send() reports it

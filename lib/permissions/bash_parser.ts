@@ -8,6 +8,7 @@
  */
 
 import type { Node, Parser } from "web-tree-sitter";
+import { loadLazy } from "../lazy/load.ts";
 
 /** A parsed command line: its root node, and `free()` to release the tree's memory. */
 export interface BashTree {
@@ -47,10 +48,7 @@ export function loadBashParser(): Promise<BashParse> {
 type _Instantiated = (instance: WebAssembly.Instance, module: WebAssembly.Module) => void;
 
 async function _load(): Promise<BashParse> {
-  const [{ Language, Parser }, { grammar, runtime }] = await Promise.all([
-    import("web-tree-sitter"),
-    import("./bash_wasm.js"),
-  ]);
+  const { Language, Parser, grammar, runtime } = await loadLazy("tree_sitter_bash");
   // Emscripten fills this object in: it becomes the runtime's `Module`.
   const module: Record<string, unknown> = {
     instantiateWasm(imports: WebAssembly.Imports, done: _Instantiated) {

@@ -8,6 +8,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { APIError } from "@anthropic-ai/sdk";
 import { ConfigError } from "../errors.ts";
+import { loadLazy } from "../lazy/load.ts";
 import type { Model, ModelEvent, ModelRequest } from "../model.ts";
 import { anthropicEventReader, anthropicStreamError } from "./anthropic_events.ts";
 import { messagesRequest, type MessagesRequestStyle } from "./anthropic_request.ts";
@@ -64,7 +65,7 @@ export function anthropicModel(options: AnthropicModelOptions): Model {
   };
   const idleTimeoutMs = options.idleTimeoutMs ?? 300_000;
   const connect = sdkClient(
-    () => import("@anthropic-ai/sdk"),
+    () => loadLazy("anthropic_sdk"),
     (sdk) => _client(sdk, options, where),
   );
   // Start loading the SDK now: the first request needs it, and loading overlaps the set-up.
