@@ -9,6 +9,7 @@
 
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { detectSandbox } from "../sandbox/detect.ts";
+import type { ProbeCacheOptions } from "../sandbox/probe_cache.ts";
 import { resolveSandbox, type SandboxReport } from "../sandbox/policy.ts";
 import type { BashSandbox } from "../../tools/bash.ts";
 import type { McpSandboxOptions } from "../mcp/client.ts";
@@ -66,11 +67,13 @@ export interface CliSandboxOptions {
   secretNames?: string[];
   /** The bubblewrap program (default: `bwrap` on `PATH`). */
   bwrap?: string;
+  /** Where a working sandbox is kept across runs, per binary and kernel (none: probe each run). */
+  probeCache?: ProbeCacheOptions;
 }
 
 /**
- * Works out the sandbox of a run, probing for bubblewrap (once per process) unless the mode is
- * `off` or no command can run.
+ * Works out the sandbox of a run, probing for bubblewrap (once per process, and once per binary
+ * and kernel with `probeCache`) unless the mode is `off` or no command can run.
  *
  * @example
  * ```ts
@@ -119,7 +122,10 @@ export async function resolveCliSandbox(options: CliSandboxOptions): Promise<Cli
       mcpAll,
     };
   }
-  const found = await detectSandbox(options.bwrap ? { path: options.bwrap } : {});
+  const found = await detectSandbox({
+    ...(options.bwrap ? { path: options.bwrap } : {}),
+    ...(options.probeCache ? { cache: options.probeCache } : {}),
+  });
   const decision = resolveSandbox({ mode }, found);
   if (found.available) {
     return {

@@ -7,6 +7,12 @@
 
 import { join } from "node:path";
 import { _confinement } from "./bubblewrap.ts";
+import {
+  type ProbeCacheOptions,
+  probeKey,
+  readProbeCache,
+  writeProbeCache,
+} from "./probe_cache.ts";
 
 /**
  * Whether a sandbox can be made here, and with which `bwrap`; or why not, and, when it is known,
@@ -20,6 +26,11 @@ export type SandboxAvailability =
 export interface DetectSandboxOptions {
   /** The `bwrap` to use (default: the first on `PATH`). */
   path?: string;
+  /**
+   * Where a working sandbox found by the probe is kept across processes, per binary and kernel
+   * (see `probe_cache.ts`); none: the probe runs in every process.
+   */
+  cache?: ProbeCacheOptions;
 }
 
 const _cache = new Map<string, Promise<SandboxAvailability>>();
@@ -27,7 +38,8 @@ const _cache = new Map<string, Promise<SandboxAvailability>>();
 /**
  * Finds `bwrap` and checks that it can really make a sandbox (user namespaces may be disabled,
  * or a container may forbid mounting `/proc`) by running `true` in one with the namespaces and
- * mounts `sandboxArgs` uses. The answer is cached for the process, per path. Never throws:
+ * mounts `sandboxArgs` uses. The answer is cached for the process, per path, and with `cache`
+ * a working sandbox is kept in that file for later processes (per binary and kernel). Never throws:
  * when Deno does not grant running `bwrap` the sandbox is unavailable, the reason says so and
  * the fix names the flag (`--allow-run=bwrap`); Deno is never asked.
  *
@@ -41,10 +53,10 @@ const _cache = new Map<string, Promise<SandboxAvailability>>();
  * ```
  */
 export function detectSandbox(options: DetectSandboxOptions = {}): Promise<SandboxAvailability> {
-  const key = options.path ?? "";
+  const key = `${options.path ?? ""}\0${options.cache?.file ?? ""}`;
   let found = _cache.get(key);
   if (!found) {
-    found = _detect(options.path).catch((error) => ({
+    found = _detect(options.path, options.cache).catch((error) => ({
       available: false as const,
       reason: `checking bwrap failed: ${(error as Error).message}`,
     }));
@@ -53,7 +65,10 @@ export function detectSandbox(options: DetectSandboxOptions = {}): Promise<Sandb
   return found;
 }
 
-async function _detect(given: string | undefined): Promise<SandboxAvailability> {
+async function _detect(
+  given: string | undefined,
+  cache: ProbeCacheOptions | undefined,
+): Promise<SandboxAvailability> {
   const found = given ?? _which("bwrap");
   const path = found ?? "bwrap";
   if (Deno.permissions.querySync({ name: "run", command: path }).state !== "granted") {
@@ -66,6 +81,9 @@ async function _detect(given: string | undefined): Promise<SandboxAvailability> 
       fix: `add --allow-run=${name}`,
     };
   }
+  const key = cache && found ? probeKey(found) : undefined;
+  const kept = key && readProbeCache(cache!, key);
+  if (kept) return { available: true, version: kept, path };
   let version: Deno.CommandOutput;
   try {
     version = await new Deno.Command(path, { args: ["--version"], stdin: "null" }).output();
@@ -93,7 +111,9 @@ async function _detect(given: string | undefined): Promise<SandboxAvailability> 
     };
   }
   const text = new TextDecoder().decode(version.stdout).trim();
-  return { available: true, version: text.replace(/^bubblewrap\s+/, "") || text, path };
+  const said = text.replace(/^bubblewrap\s+/, "") || text;
+  if (key) writeProbeCache(cache!, key, said);
+  return { available: true, version: said, path };
 }
 
 /** Runs a command, killing it after `ms`. */

@@ -26,6 +26,7 @@
  */
 
 export { detectSandbox, type DetectSandboxOptions, type SandboxAvailability } from "./detect.ts";
+export { defaultProbeCacheFile, type ProbeCacheOptions } from "./probe_cache.ts";
 export {
   resolveSandbox,
   type SandboxDecision,
