@@ -64,10 +64,10 @@ Deno.test("cli memory: a later run is offered what an earlier run found, and --r
       { text: "It is db7.internal:6543, as found earlier." },
     ],
   });
-  const first = await cli(server, where, ["--no-session", "Where is the staging database?"]);
+  const first = await cli(server, where, ["Where is the staging database?"]);
   assert.equal(first.code, 0, first.stderr);
 
-  const second = await cli(server, where, ["--no-session", "Remind me: staging database host?"]);
+  const second = await cli(server, where, ["Remind me: staging database host?"]);
   assert.equal(second.code, 0, second.stderr);
   const offered = firstRequestText(server, 2);
   assert.match(offered, /\[Memories from earlier work that may help\]/);
@@ -106,7 +106,7 @@ Deno.test("cli memory: with an embeddings endpoint in the settings, segments are
   await using server = startMockOpenAIServer({
     replies: [{ text: "The deploy key rotates every Monday." }],
   });
-  const run = await cli(server, where, ["--no-session", "When does the deploy key rotate?"]);
+  const run = await cli(server, where, ["When does the deploy key rotate?"]);
   assert.equal(run.code, 0, run.stderr);
   assert.ok(embeddings.requests.length >= 1, "the segments were embedded");
   assert.ok(

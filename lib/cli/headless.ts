@@ -7,11 +7,11 @@
 import type { RunStatus } from "../events.ts";
 import type { RunLoopEvent } from "../runloop/events.ts";
 import { startConversation } from "../conversation/driver.ts";
+import { runLoops } from "../runloop/manager.ts";
 import type { CliArgs } from "./args.ts";
 import type { Prepared } from "./prepare.ts";
 import { type CliOutput, textRenderer } from "./render.ts";
 import { describeWithheld } from "./workspace.ts";
-import { eventRedactor } from "../service/redacted_events.ts";
 import { againWith } from "./invocation.ts";
 
 /** What a headless run writes to and listens on. */
@@ -28,7 +28,9 @@ export interface HeadlessIo extends CliOutput {
 }
 
 /**
- * Runs `prompt` and resolves to how the run ended. A second Ctrl+C exits at once.
+ * Runs `prompt` and resolves to how the run ended. A second Ctrl+C exits at once. The answer is
+ * printed before the run loop is archived in the project's memory, and the archive is written
+ * before this resolves (a failure to write it is a warning on stderr).
  */
 export async function runHeadless(
   prompt: string,
@@ -37,6 +39,8 @@ export async function runHeadless(
   io: HeadlessIo,
 ): Promise<RunStatus> {
   const { setup } = prepared;
+  // The archive waits until the answer is out: nobody waits on it to read the answer.
+  const loops = runLoops({ memory: prepared.memory, deferArchive: true });
   const driver = startConversation({
     model: prepared.model,
     modelSpec: prepared.modelSpec,
@@ -50,6 +54,7 @@ export async function runHeadless(
     store: prepared.store,
     resumed: prepared.resumed,
     memory: prepared.memory,
+    runLoops: loops,
     recallTool: !options.tools || options.tools.includes("recall"),
   });
   const talk = driver.conversation;
@@ -86,7 +91,9 @@ export async function runHeadless(
     const events = driver.send(prompt, { signal: controller.signal, complete: true });
     // A key the model streams in pieces is held back until it can be redacted whole.
     const streamed = options.output === "stream-json"
-      ? eventRedactor<RunLoopEvent>(prepared.redact)
+      ? (await import("../service/redacted_events.ts")).eventRedactor<RunLoopEvent>(
+        prepared.redact,
+      )
       : undefined;
     let step = await events.next();
     while (!step.done) {
@@ -102,6 +109,10 @@ export async function runHeadless(
     }
     return step.value.status;
   } finally {
+    // Everything is printed by now (the output is written as it goes): the archive comes last.
+    await loops.archivePending().catch((error) =>
+      io.err(`agent: the run was not archived in memory: ${(error as Error).message}\n`)
+    );
     removeInterrupt();
     await driver.close();
   }

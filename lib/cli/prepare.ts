@@ -38,11 +38,11 @@ import { openWorkspace, systemPromptFor, type Workspace, workspaceRoots } from "
 import { type CliSandbox, resolveCliSandbox } from "./sandbox.ts";
 import type { SandboxReport } from "../sandbox/policy.ts";
 import { rulesOf, runHooks } from "./control.ts";
-import { followMcpTools, startMcp } from "./mcp.ts";
-import { openProjectMemory } from "./memory.ts";
+import type { McpConnection } from "../mcp/client.ts";
 import { runSecrets, secretEnvNames } from "./secrets.ts";
-import { loadMcpConfig } from "../mcp/mod.ts";
+import { loadMcpConfig } from "../mcp/config.ts";
 import type { MemoryStore } from "../memory/mod.ts";
+import { defaultProbeCacheFile } from "../sandbox/probe_cache.ts";
 import type { Hooks } from "../hooks.ts";
 import type { DriverRunOptions } from "../conversation/driver.ts";
 import type { PermissionMode, PolicyOptions } from "../permissions/policy.ts";
@@ -160,142 +160,160 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
   const store = options.noSession || dataRefused
     ? undefined
     : _store(env, warn, options.continue || !!options.resume, command, redact);
-  let resumed: ResumedSession | undefined;
-  if (options.continue || options.resume) {
-    if (!store) {
-      throw new ConfigError("Sessions are not available in this run (see the warning above)");
-    }
-    const id = options.resume ?? (await store.latest(cwd))?.id;
-    if (!id) throw new ConfigError(`No saved session in ${cwd} to continue; start one first`);
-    // This process becomes the session's one writer; when another writes it, a copy goes on.
-    resumed = await resumeSession(store, id, { fork: true });
-    for (const warning of resumed.warnings) warn(warning);
-    if (resumed.forkedFrom) warn(forkNotice(resumed));
-  }
-
-  const modelSpec = options.model ?? resumed?.model ?? env("AGENT_MODEL") ?? settings.model ??
-    DEFAULT_MODEL;
-  let provider: string;
-  try {
-    provider = parseModelSpec(modelSpec, settings.providers).provider;
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  const resolveWith = (spec: string) => {
-    const resolving = {
-      // --base-url and --api are those of the provider they were given for; another has its own.
-      ...(parseModelSpec(spec, settings.providers).provider === provider
-        ? { baseURL: options.baseURL, api: options.api }
-        : {}),
-      env,
-      providers: settings.providers,
-      models: settings.models,
-      thinkingBudget: options.thinking ?? settings.thinkingBudget,
-    };
-    const model = resolveModel(spec, resolving);
-    const unused = options.thinking ? thinkingBudgetNote(spec, resolving) : undefined;
-    if (unused) warn(`--thinking ${options.thinking} is ignored: ${unused}`);
-    return options.verbose ? verboseModel(model, environment.log) : model;
-  };
-  const model = resolveWith(modelSpec);
-  const rules = rulesOf(options, settings);
-  const mode = {
-    current: options.permissionMode ?? settings.permissions?.defaultMode ?? "default",
-  };
-  const sessionMode = environment.interactive ? "interactive" : "headless";
-  // The data directory holds sessions, input history and memory; each needs writing there.
-  const sandbox = await _sandbox(options, settings, env, sessionMode, sessionsDir);
-  if (sandbox.notice) warn(sandbox.notice);
-  // When a server's tools change, the run's tools follow: the loop reads them before each request.
-  let followMcp = () => {};
-  const mcp = await startMcp({
-    cwd,
-    loaded: mcpConfig,
-    env,
-    warn,
-    mode: sessionMode,
-    sandbox: sandbox.mcp,
-    sandboxAll: sandbox.mcpAll,
-    onToolsChanged: () => followMcp(),
-  });
-  let setup: Workspace;
-  try {
-    setup = await openWorkspace(options, env, sessionMode, mcp?.tools, { sandbox: sandbox.bash });
-  } catch (error) {
-    await mcp?.close();
-    throw error;
-  }
-  if (mcp) followMcp = followMcpTools(setup.tools, mcp, options.tools);
-  const systemPrompt = await systemPromptFor(options, setup, warn);
-  // Hook commands run through sh: granted, or (interactive) Deno may ask.
-  const shell = Deno.permissions.querySync({ name: "run", command: "sh" }).state;
-  const canRunShell = shell === "granted" || (shell === "prompt" && environment.interactive);
-  const hooks = runHooks(settings, {
-    cwd,
-    mode: () => mode.current,
-    warn,
-    canRunShell,
-    sandbox,
-    secretNames: secretEnvNames(settings),
-  });
+  // The memory opens (its modules load, its database opens) while the rest is set up. With
+  // --no-session nothing is written: no memory either.
   const dataDir = sessionsDir && sessionsWritable(dirname(sessionsDir))
     ? dirname(sessionsDir)
     : undefined;
-  const memory = dataDir && !options.noMemory
-    ? await openProjectMemory({
-      dataDir,
+  const opening = dataDir && !options.noMemory && !options.noSession
+    ? import("./memory.ts").then(({ openProjectMemory }) =>
+      openProjectMemory({
+        dataDir,
+        cwd,
+        settings,
+        env,
+        warn,
+        redact,
+        // A service's runs go on beside the memory's work, not behind it.
+        inWorker: options.command === "serve",
+      })
+    )
+    : undefined;
+  // Whatever fails from here on closes what was opened.
+  let memory: MemoryStore | undefined;
+  try {
+    let resumed: ResumedSession | undefined;
+    if (options.continue || options.resume) {
+      if (!store) {
+        throw new ConfigError("Sessions are not available in this run (see the warning above)");
+      }
+      const id = options.resume ?? (await store.latest(cwd))?.id;
+      if (!id) throw new ConfigError(`No saved session in ${cwd} to continue; start one first`);
+      // This process becomes the session's one writer; when another writes it, a copy goes on.
+      resumed = await resumeSession(store, id, { fork: true });
+      for (const warning of resumed.warnings) warn(warning);
+      if (resumed.forkedFrom) warn(forkNotice(resumed));
+    }
+
+    const modelSpec = options.model ?? resumed?.model ?? env("AGENT_MODEL") ?? settings.model ??
+      DEFAULT_MODEL;
+    let provider: string;
+    try {
+      provider = parseModelSpec(modelSpec, settings.providers).provider;
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    const resolveWith = (spec: string) => {
+      const resolving = {
+        // --base-url and --api are those of the provider they were given for; another has its own.
+        ...(parseModelSpec(spec, settings.providers).provider === provider
+          ? { baseURL: options.baseURL, api: options.api }
+          : {}),
+        env,
+        providers: settings.providers,
+        models: settings.models,
+        thinkingBudget: options.thinking ?? settings.thinkingBudget,
+      };
+      const model = resolveModel(spec, resolving);
+      const unused = options.thinking ? thinkingBudgetNote(spec, resolving) : undefined;
+      if (unused) warn(`--thinking ${options.thinking} is ignored: ${unused}`);
+      return options.verbose ? verboseModel(model, environment.log) : model;
+    };
+    const model = resolveWith(modelSpec);
+    const rules = rulesOf(options, settings);
+    const mode = {
+      current: options.permissionMode ?? settings.permissions?.defaultMode ?? "default",
+    };
+    const sessionMode = environment.interactive ? "interactive" : "headless";
+    // The data directory holds sessions, input history and memory; each needs writing there.
+    const sandbox = await _sandbox(options, settings, env, sessionMode, sessionsDir);
+    if (sandbox.notice) warn(sandbox.notice);
+    // When a server's tools change, the run's tools follow: the loop reads them before each request.
+    let followMcp = () => {};
+    // The MCP client is loaded only when there is a server to start (or a warning to say).
+    const mcpModule = Object.keys(mcpConfig.config.mcpServers).length > 0 ||
+        mcpConfig.warnings.length > 0
+      ? await import("./mcp.ts")
+      : undefined;
+    const mcp: McpConnection | undefined = await mcpModule?.startMcp({
       cwd,
-      settings,
+      loaded: mcpConfig,
       env,
       warn,
-      redact,
-      // A service's runs go on beside the memory's work, not behind it.
-      inWorker: options.command === "serve",
-    })
-    : undefined;
-  const settingsFile = userSettingsPath(env);
-  const ownPaths = [
-    ...(settingsFile ? [dirname(settingsFile)] : []),
-    ...(sessionsDir ? [dirname(sessionsDir)] : []),
-  ];
-  return {
-    cwd,
-    // A session keeps its model, not how it was reached: hints to go on say that too.
-    command: command && [
-      command,
-      ...(options.baseURL ? ["--base-url", shellWord(options.baseURL)] : []),
-      ...(options.api ? ["--api", options.api] : []),
-    ].join(" "),
-    project,
-    ownPaths,
-    settings,
-    modelSpec,
-    model,
-    resolveModel: resolveWith,
-    setup,
-    sandbox: sandbox.report,
-    systemPrompt,
-    store,
-    resumed,
-    dataDir,
-    memory,
-    redact,
-    rules,
-    mode,
-    policy: { rules, mode: () => mode.current, roots: setup.roots, protected: ownPaths },
-    runOptions: {
-      capabilities: setup.capabilities,
-      sandbox: sandbox.report,
-      project,
-      hooks,
-    },
-    hooks,
-    close: async () => {
+      mode: sessionMode,
+      sandbox: sandbox.mcp,
+      sandboxAll: sandbox.mcpAll,
+      onToolsChanged: () => followMcp(),
+    });
+    let setup: Workspace;
+    try {
+      setup = await openWorkspace(options, env, sessionMode, mcp?.tools, { sandbox: sandbox.bash });
+    } catch (error) {
       await mcp?.close();
-      await memory?.close();
-      await resumed?.writer.close();
-    },
-  };
+      throw error;
+    }
+    if (mcp && mcpModule) followMcp = mcpModule.followMcpTools(setup.tools, mcp, options.tools);
+    const systemPrompt = await systemPromptFor(options, setup, warn);
+    // Hook commands run through sh: granted, or (interactive) Deno may ask.
+    const shell = Deno.permissions.querySync({ name: "run", command: "sh" }).state;
+    const canRunShell = shell === "granted" || (shell === "prompt" && environment.interactive);
+    const hooks = runHooks(settings, {
+      cwd,
+      mode: () => mode.current,
+      warn,
+      canRunShell,
+      sandbox,
+      secretNames: secretEnvNames(settings),
+    });
+    memory = await opening;
+    const settingsFile = userSettingsPath(env);
+    const ownPaths = [
+      ...(settingsFile ? [dirname(settingsFile)] : []),
+      ...(sessionsDir ? [dirname(sessionsDir)] : []),
+    ];
+    return {
+      cwd,
+      // A session keeps its model, not how it was reached: hints to go on say that too.
+      command: command && [
+        command,
+        ...(options.baseURL ? ["--base-url", shellWord(options.baseURL)] : []),
+        ...(options.api ? ["--api", options.api] : []),
+      ].join(" "),
+      project,
+      ownPaths,
+      settings,
+      modelSpec,
+      model,
+      resolveModel: resolveWith,
+      setup,
+      sandbox: sandbox.report,
+      systemPrompt,
+      store,
+      resumed,
+      dataDir,
+      memory,
+      redact,
+      rules,
+      mode,
+      policy: { rules, mode: () => mode.current, roots: setup.roots, protected: ownPaths },
+      runOptions: {
+        capabilities: setup.capabilities,
+        sandbox: sandbox.report,
+        project,
+        hooks,
+      },
+      hooks,
+      close: async () => {
+        await mcp?.close();
+        await memory?.close();
+        await resumed?.writer.close();
+      },
+    };
+  } catch (error) {
+    // Nothing is left open by a run that could not be prepared.
+    await (memory ?? await opening?.catch(() => undefined))?.close().catch(() => {});
+    throw error;
+  }
 }
 
 /** The run's sandbox: the roots Deno lets the agent write, the network if Deno grants it all. */
@@ -310,6 +328,7 @@ function _sandbox(
     Deno.permissions.querySync(descriptor).state;
   const roots = workspaceRoots(options);
   const run = granted({ name: "run", command: "bash" });
+  const probeCache = defaultProbeCacheFile(env);
   return resolveCliSandbox({
     flag: options.sandbox,
     settings: settings.sandbox,
@@ -320,6 +339,8 @@ function _sandbox(
     env,
     runs: run === "granted" || (run === "prompt" && mode === "interactive"),
     secretNames: secretEnvNames(settings),
+    // What the probe found is kept per binary and kernel; --no-session writes nothing.
+    probeCache: probeCache ? { file: probeCache, write: !options.noSession } : undefined,
   });
 }
 

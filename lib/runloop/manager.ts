@@ -49,6 +49,12 @@ export interface RunLoopsOptions {
   maxActive?: number;
   /** The clock (for tests). */
   now?: () => Date;
+  /**
+   * Leave archiving to {@link RunLoops.archivePending}: `end()` then gives its event at once,
+   * and a front end can show the answer before the archive is written (default: `end()`
+   * archives before it resolves).
+   */
+  deferArchive?: boolean;
 }
 
 /** The run loops of an agent. */
@@ -80,11 +86,20 @@ export interface RunLoops {
   takeRoutingSpend(runLoopId: string): RoutingSpend | undefined;
   /** Records an event of a run in the run loop's current iteration. */
   record(runLoopId: string, event: AgentEvent): void;
-  /** Ends a run loop: archives it and gives the event that says so. */
+  /**
+   * Ends a run loop: archives it (with `deferArchive`, leaves that to {@link archivePending})
+   * and gives the event that says so.
+   */
   end(
     runLoopId: string,
     status: "completed" | "failed",
   ): Promise<RunLoopEndEvent>;
+  /**
+   * Archives the run loops ended and not archived yet (with `deferArchive`), in the order they
+   * ended; rejects with the first failure once every one was tried. Resolves at once when there
+   * are none.
+   */
+  archivePending(): Promise<void>;
 }
 
 const MENTION = /\bloop:([0-9a-z-]{4,})\b/i;
@@ -106,6 +121,8 @@ export function runLoops(options: RunLoopsOptions = {}): RunLoops {
   const now = () => (options.now?.() ?? new Date()).toISOString();
   const active = new Map<string, { loop: RunLoop; messages: Message[] }>();
   const spends = new Map<string, RoutingSpend>();
+  /** Run loops ended and not archived yet (with `deferArchive`). */
+  let pending: RunLoop[] = [];
   const pricing = options.router?.info?.pricing;
   /** The router's spend on a message, in its event and owed by the run loop it chose. */
   const spend = (loop: RunLoop, usage: Usage | undefined) => {
@@ -220,8 +237,22 @@ export function runLoops(options: RunLoopsOptions = {}): RunLoops {
       spends.delete(runLoopId);
       entry.loop.status = status;
       entry.loop.completedAt = now();
-      await options.memory?.archive(entry.loop);
+      if (options.deferArchive) pending.push(entry.loop);
+      else await options.memory?.archive(entry.loop);
       return { type: "run_loop_end", runLoopId, status, iterations: entry.loop.iterations.length };
+    },
+    async archivePending() {
+      const archiving = pending;
+      pending = [];
+      let failure: unknown;
+      for (const loop of archiving) {
+        try {
+          await options.memory?.archive(loop);
+        } catch (error) {
+          failure ??= error;
+        }
+      }
+      if (failure !== undefined) throw failure;
     },
   };
   return manager;
