@@ -12,6 +12,8 @@ import { sleep } from "../async.ts";
 export interface MockRequest {
   /** The parsed JSON body. */
   body: Record<string, unknown>;
+  /** The size of the body as sent, in bytes. */
+  bytes: number;
   /** The request headers. */
   headers: Headers;
 }
@@ -48,6 +50,8 @@ export interface MockHttpServer extends AsyncDisposable {
   close(): Promise<void>;
 }
 
+const _decoder = new TextDecoder();
+
 /** The error an SSE body fails with to break its connection (a `"reset"` frame). */
 export const MOCK_RESET: Error = new Error("mock: connection reset");
 
@@ -68,7 +72,7 @@ export const MOCK_RESET: Error = new Error("mock: connection reset");
  * const [first, second] = [await post(), await post()];
  * if (await first.text() !== "one" || second.status !== 500) throw new Error("unexpected");
  * await second.body?.cancel();
- * if (server.requests.length !== 2) throw new Error("unexpected");
+ * if (server.requests.length !== 2 || server.requests[0].bytes !== 2) throw new Error("unexpected");
  * ```
  */
 export function serveMock<Reply extends { delayMs?: number }>(
@@ -92,9 +96,10 @@ export function serveMock<Reply extends { delayMs?: number }>(
       if (request.method !== "POST" || !endpoint.route(path)) {
         return endpoint.error(404, `mock: no route ${request.method} ${path}`);
       }
-      const body = await request.json();
+      const raw = await request.bytes();
+      const body = JSON.parse(_decoder.decode(raw));
       const index = requests.length;
-      requests.push({ body, headers: request.headers });
+      requests.push({ body, bytes: raw.byteLength, headers: request.headers });
       const refused = endpoint.refuse?.(body);
       if (refused) return refused;
       const reply = typeof endpoint.replies === "function"
