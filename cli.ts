@@ -36,7 +36,6 @@ import type { CliOutput } from "./lib/cli/render.ts";
 import { runSecrets } from "./lib/cli/secrets.ts";
 import { AgentError, describeError } from "./lib/errors.ts";
 import type { RunStatus } from "./lib/events.ts";
-import { inputHistory } from "./lib/cli/terminal/history.ts";
 import { readStdin, STDIN_WAIT_MS } from "./lib/cli/stdin.ts";
 import { askTrustOnTerminal, type TrustAnswer, type TrustRequest } from "./lib/cli/trust.ts";
 import { readEnv } from "./lib/providers/resolve.ts";
@@ -143,6 +142,7 @@ async function _main(args: readonly string[], io: CliIo & RedactedOutput): Promi
     io.out(await helpText(options, io.env, io.interactive ? "interactive" : "headless"));
     return 0;
   }
+  _loadTransport(options, io.env);
   // No prompt on a terminal: an interactive session (unless -p); no prompt otherwise: read stdin.
   const listing = options.listSessions || options.recall !== undefined ||
     options.command === "serve";
@@ -163,6 +163,18 @@ async function _main(args: readonly string[], io: CliIo & RedactedOutput): Promi
   } finally {
     await prepared.close();
   }
+}
+
+/**
+ * Starts loading the OpenAI SDK, the transport of every provider but Anthropic's, so that it
+ * loads while stdin is read and the run is set up; the model takes the same module when it
+ * makes its client. Not for a command that calls no model, nor for a model named Anthropic's.
+ */
+function _loadTransport(options: CliArgs, env: (name: string) => string | undefined): void {
+  if (options.command || options.listSessions || options.recall !== undefined) return;
+  const spec = options.model ?? env("AGENT_MODEL");
+  if (spec?.startsWith("anthropic/")) return;
+  import("openai").catch(() => {});
 }
 
 /**
@@ -194,6 +206,7 @@ async function _dispatch(
   if (options.recall !== undefined) return await _recall(prepared, options.recall, io);
   if (prompt === undefined) {
     const { runInteractive } = await import("./lib/cli/terminal/interactive.ts");
+    const { inputHistory } = await import("./lib/cli/terminal/history.ts");
     const history = prepared.dataDir
       ? inputHistory(`${prepared.dataDir}/history`, { redact: prepared.redact })
       : { lines: [], remember: () => {} };

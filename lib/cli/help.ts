@@ -92,7 +92,7 @@ Options:
       --sessions                list this directory's saved sessions
       --recall <query>          search this project's memory of earlier work, and exit
       --no-memory               remember nothing and offer no memories
-      --no-session              save nothing
+      --no-session              write nothing: no session, no memory
       --allow <rule>            let matching calls through, e.g. "bash(git *)" (repeatable)
       --ask <rule>              ask before matching calls (refused in headless runs)
       --deny <rule>             refuse matching calls, e.g. "bash(rm *)", "write(secrets/**)"

@@ -35,11 +35,16 @@ export function anchorText(anchor: Anchor): string {
   return `${anchor.runLoopId}#${anchor.segment}`;
 }
 
-const _RECALL_INPUT = z.object({
-  query: z.string().min(1).optional().describe("Words to search for"),
-  limit: z.number().int().min(1).max(50).optional().describe("How many results (default 8)"),
-  around: z.string().optional().describe("An anchor from an earlier result, to read around it"),
-});
+/** The tool's input schema, made when a first recall tool is (a run without memory makes none). */
+let _recallInput: z.ZodType<RecallInput> | undefined;
+
+function _input(): z.ZodType<RecallInput> {
+  return _recallInput ??= z.object({
+    query: z.string().min(1).optional().describe("Words to search for"),
+    limit: z.number().int().min(1).max(50).optional().describe("How many results (default 8)"),
+    around: z.string().optional().describe("An anchor from an earlier result, to read around it"),
+  });
+}
 
 /**
  * Creates the `recall` tool over a memory.
@@ -58,7 +63,7 @@ export function createRecallTool(memory: MemoryStore): Tool<RecallInput> {
       "what was found, the commands run and their output, the answers given. Give a query " +
       "to search; give `around` (an anchor like `<id>#<n>` from a result) to read what came " +
       "before and after that point.",
-    parameters: _RECALL_INPUT,
+    parameters: _input(),
     capabilities: [],
     async execute({ query, limit, around }) {
       if (around) {
