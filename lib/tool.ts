@@ -6,6 +6,7 @@
  */
 
 import { z } from "zod";
+import type { Message } from "./messages.ts";
 import type { JsonSchema, ToolDefinition } from "./model.ts";
 
 /**
@@ -38,6 +39,14 @@ export interface ToolContext {
    * it through. Absent, every URL the runtime grants is allowed.
    */
   checkUrl?: (url: string) => string | undefined;
+  /**
+   * The conversation as the model had it in view when it asked for this call: the messages of
+   * that request as they were sent (compaction applied: older outputs left out, a summary in
+   * place of older turns), perhaps followed by the answer that made the call. A tool may answer
+   * by reference to what the model can still see there (`read`: "unchanged since you read it");
+   * absent, it must assume the model has seen nothing.
+   */
+  history?: readonly Message[];
 }
 
 /** The permission rules' checks a tool gets in its context. */

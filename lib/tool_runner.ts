@@ -7,7 +7,7 @@
  */
 
 import { describeError } from "./errors.ts";
-import type { ToolCallPart } from "./messages.ts";
+import type { Message, ToolCallPart } from "./messages.ts";
 import type { PermissionCallback } from "./hooks.ts";
 import type { Tool, ToolChecks, ToolReturn } from "./tool.ts";
 
@@ -33,6 +33,8 @@ export interface ToolRunOptions {
    * redirect hops), put in its tool's context: the permission callback's `checks`.
    */
   checks?: PermissionCallback["checks"];
+  /** What the model had in view when it asked for these calls (see `ToolContext.history`). */
+  history?: readonly Message[];
 }
 
 /** What {@link ToolRunOptions.before} decides: nothing, a refusal, or another input. */
@@ -177,7 +179,13 @@ export async function runToolCall(
   try {
     const value = await Promise.race([
       Promise.resolve(
-        tool.execute(input, { signal, cwd: options.cwd, toolCallId: call.id, ...checks }),
+        tool.execute(input, {
+          signal,
+          cwd: options.cwd,
+          toolCallId: call.id,
+          ...(options.history ? { history: options.history } : {}),
+          ...checks,
+        }),
       ),
       stopped.promise,
     ]);

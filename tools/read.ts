@@ -2,16 +2,20 @@
  * The `read` tool: a text file with line numbers, a window of lines, and clear refusals for
  * directories, binary files and files too large to read whole. The file is opened once and
  * checked as opened (allowed by the rules, granted by Deno), then read through that handle (see
- * `open_file.ts`).
+ * `open_file.ts`). Lines the model was already shown, by a result it still has in view, of a
+ * file unchanged since, come back as a short note that points to that result instead of the
+ * content again (see `read_seen.ts`): in a long session, each request stays the size of what
+ * is new.
  *
  * @module
  */
 
 import { z } from "zod";
-import { defineTool, type Tool } from "../lib/tool.ts";
+import { defineTool, type Tool, type ToolOutput } from "../lib/tool.ts";
 import { counted } from "./counted.ts";
 import { denoFs, type ToolFs } from "./fs.ts";
 import { openChecked } from "./paths.ts";
+import { readMemory, type ReadStillShown, sha256 } from "./read_seen.ts";
 
 /** Options of {@link createReadTool}. */
 export interface ReadToolOptions {
@@ -38,7 +42,9 @@ export interface ReadInput {
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
- * Creates the `read` tool.
+ * Creates the `read` tool. A read of lines the model was shown by an earlier read that is still
+ * in its view (`ToolContext.history`), of a file unchanged since (same size, modification time
+ * and content), returns a short note pointing to that result instead of the lines.
  *
  * @example
  * ```ts
@@ -58,12 +64,14 @@ export function createReadTool(options: ReadToolOptions = {}): Tool<ReadInput> {
   const maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
   const defaultLimit = options.defaultLimit ?? 2_000;
   const maxLineLength = options.maxLineLength ?? 2_000;
+  const memory = readMemory("read");
   return defineTool({
     name: "read",
     description: "Read a text file. Lines come numbered (`     12\\tcode`); the numbers are not " +
       `part of the file. Shows up to ${defaultLimit} lines; for longer files pass offset (first ` +
       "line, from 1) and limit to read the rest. Read a file before you edit it. Directories " +
-      "and binary files are refused: use ls for directories.",
+      "and binary files are refused: use ls for directories. Lines you have already read, of a " +
+      "file unchanged since, come back as a note pointing to that earlier result.",
     parameters: z.object({
       path: z.string().min(1).describe(
         "The file to read, relative to the working directory or absolute",
@@ -93,6 +101,11 @@ export function createReadTool(options: ReadToolOptions = {}): Tool<ReadInput> {
         );
       }
       const bytes = await file.read();
+      const still = memory.find(ctx.history, { path: file.path, info, bytes }, (lines) => {
+        if (offset > lines) return undefined;
+        return { from: offset, to: Math.min(lines, offset - 1 + limit) };
+      });
+      if (still) return _unchanged(path, file.path, offset, limit, still);
       const text = _text(bytes, path);
       if (text === "") return `(${path} is empty)`;
       const lines = text.split(/\r?\n/);
@@ -118,8 +131,21 @@ export function createReadTool(options: ReadToolOptions = {}): Tool<ReadInput> {
           })`,
         );
       }
+      const output = shown.join("\n");
+      // Worth pointing back to later: more than the note that would stand for it.
+      if (output.length > 400) {
+        memory.remember(ctx.toolCallId, output, {
+          path: file.path,
+          size: info.size,
+          mtimeMs: info.mtime?.getTime(),
+          digest: sha256(bytes),
+          lines: lines.length,
+          from: offset,
+          to: end,
+        });
+      }
       return {
-        output: shown.join("\n"),
+        output,
         display: end - offset + 1 === lines.length
           ? `${path} (${counted(lines.length, "line")})`
           : `${path} (${end - offset + 1} of ${counted(lines.length, "line")})`,
@@ -127,6 +153,35 @@ export function createReadTool(options: ReadToolOptions = {}): Tool<ReadInput> {
       };
     },
   });
+}
+
+/** The note that stands for lines the model still has in view, of a file unchanged since. */
+function _unchanged(
+  path: string,
+  real: string,
+  offset: number,
+  limit: number,
+  { toolCallId, shown }: ReadStillShown,
+): ToolOutput {
+  const to = Math.min(shown.lines, offset - 1 + limit);
+  const whole = offset === 1 && to === shown.lines;
+  const what = whole ? path : `Lines ${offset}-${to} of ${path}`;
+  return {
+    output: `${what} ${whole ? "is" : "are"} unchanged since you read ${
+      whole ? "it" : "them"
+    }: the result of your earlier read (call ${toolCallId}) above still shows ${
+      whole ? "its" : "their"
+    } current content. Use that result instead of reading again.`,
+    display: `${path} (unchanged since read)`,
+    metadata: {
+      path: real,
+      lines: shown.lines,
+      from: offset,
+      to,
+      unchanged: true,
+      readCallId: toolCallId,
+    },
+  };
 }
 
 /** Decodes UTF-8 text, refusing binary content. */

@@ -219,6 +219,7 @@ async function* _run(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunRe
           maxOutputChars: options.maxToolOutputChars,
           before,
           checks: options.permission?.checks,
+          history: answer.sent,
         },
       });
       const results = ran.results;
