@@ -45,7 +45,7 @@ export function openaiClient(
   options: OpenAIClientOptions,
 ): () => Promise<SdkClient<typeof import("openai"), OpenAI>> {
   return sdkClient(() => import("openai"), (sdk) =>
-    new sdk.OpenAI({
+    new (_client(sdk))({
       apiKey: options.apiKey || "none",
       baseURL: options.baseURL,
       maxRetries: 0,
@@ -57,6 +57,26 @@ export function openaiClient(
       project: null,
       webhookSecret: null,
     }));
+}
+
+/**
+ * The SDK's client class, sending a JSON body as `JSON.stringify` writes it. Its `create`
+ * methods ask to watch the body being written (to learn `stream` from it, for the parsed
+ * result), which makes `JSON.stringify` call back for every key and value of the conversation:
+ * the costliest part of a request's set-up, for a result the library never asks for (it reads
+ * the raw response). The request sent is the same, byte for byte.
+ */
+function _client(sdk: typeof import("openai")): typeof OpenAI {
+  return class extends sdk.OpenAI {
+    override buildRequest(
+      ...[options, extra]: Parameters<OpenAI["buildRequest"]>
+    ): ReturnType<OpenAI["buildRequest"]> {
+      const metadata = options.__metadata;
+      if (!metadata?.streamFromBody) return super.buildRequest(options, extra);
+      const { streamFromBody: _, ...rest } = metadata;
+      return super.buildRequest({ ...options, __metadata: rest }, extra);
+    }
+  };
 }
 
 /** What a model over either OpenAI API sets up once: where its calls go, and its client. */
