@@ -31,7 +31,9 @@ export interface OpenAIClientOptions {
 
 /**
  * A function that loads `npm:openai` at its first call and makes the client then; later calls
- * share both.
+ * share both. Models of one configuration (base URL, key, timeout, headers) share one client,
+ * and its connections: one per provider configuration, not one per model or run. A `fetch` of
+ * the caller's gets a client of its own.
  *
  * @example
  * ```ts
@@ -39,9 +41,42 @@ export interface OpenAIClientOptions {
  * const connect = openaiClient({ baseURL: "http://127.0.0.1:11434/v1", timeoutMs: 60_000 });
  * const { sdk, client } = await connect();
  * if (!(client instanceof sdk.OpenAI) || client.maxRetries !== 0) throw new Error("unexpected");
+ * const again = openaiClient({ baseURL: "http://127.0.0.1:11434/v1", timeoutMs: 60_000 });
+ * if ((await again()).client !== client) throw new Error("one client per configuration");
  * ```
  */
 export function openaiClient(
+  options: OpenAIClientOptions,
+): () => Promise<SdkClient<typeof import("openai"), OpenAI>> {
+  if (options.fetch) return _connect(options);
+  const key = JSON.stringify([
+    options.baseURL,
+    options.apiKey ?? "",
+    options.timeoutMs,
+    options.headers ?? {},
+  ]);
+  const known = _clients.get(key);
+  if (known) return known;
+  const made = _connect(options);
+  const connect = () =>
+    made().catch((error) => {
+      // A client that could not be made is not kept for the next model.
+      if (_clients.get(key) === connect) _clients.delete(key);
+      throw error;
+    });
+  _clients.set(key, connect);
+  if (_clients.size > _MAX_CLIENTS) _clients.delete(_clients.keys().next().value!);
+  return connect;
+}
+
+/** The clients made, by configuration, oldest first. */
+const _clients = new Map<string, () => Promise<SdkClient<typeof import("openai"), OpenAI>>>();
+
+/** Configurations whose client is kept at most. */
+const _MAX_CLIENTS = 32;
+
+/** Loads the SDK at the first call, and makes the client for `options`. */
+function _connect(
   options: OpenAIClientOptions,
 ): () => Promise<SdkClient<typeof import("openai"), OpenAI>> {
   return sdkClient(() => import("openai"), (sdk) =>
@@ -59,6 +94,9 @@ export function openaiClient(
     }));
 }
 
+/** The client class made from the loaded SDK (see {@link _client}). */
+let _Client: typeof OpenAI | undefined;
+
 /**
  * The SDK's client class, sending a JSON body as `JSON.stringify` writes it. Its `create`
  * methods ask to watch the body being written (to learn `stream` from it, for the parsed
@@ -67,7 +105,7 @@ export function openaiClient(
  * the raw response). The request sent is the same, byte for byte.
  */
 function _client(sdk: typeof import("openai")): typeof OpenAI {
-  return class extends sdk.OpenAI {
+  return _Client ??= class extends sdk.OpenAI {
     override buildRequest(
       ...[options, extra]: Parameters<OpenAI["buildRequest"]>
     ): ReturnType<OpenAI["buildRequest"]> {
