@@ -116,16 +116,27 @@ export function costMeter(pricing: Pricing): CostMeter {
   let spent = 0;
   return {
     wrap(model: Model, own: Pricing = pricing): Model {
+      const price = (step: IteratorResult<ModelEvent>): IteratorResult<ModelEvent> => {
+        if (!step.done && step.value.type === "finish") spent += costOf(step.value.usage, own);
+        return step;
+      };
       return {
         provider: model.provider,
         id: model.id,
         info: model.info,
-        async *stream(request: ModelRequest): AsyncGenerator<ModelEvent> {
-          for await (const event of model.stream(request)) {
-            if (event.type === "finish") spent += costOf(event.usage, own);
-            yield event;
-          }
-        },
+        // The model's own events, looked at as they pass: no step of its own per event.
+        stream: (request: ModelRequest): AsyncIterable<ModelEvent> => ({
+          [Symbol.asyncIterator](): AsyncIterator<ModelEvent> {
+            const events = model.stream(request)[Symbol.asyncIterator]();
+            return {
+              next: () => events.next().then(price),
+              return: (value?: unknown) =>
+                events.return?.(value) ?? Promise.resolve({ done: true, value: undefined }),
+              throw: (error?: unknown) =>
+                events.throw ? events.throw(error) : Promise.reject(error),
+            };
+          },
+        }),
       };
     },
     take(): number {

@@ -61,7 +61,13 @@ export async function runHeadless(
   const controller = new AbortController();
   let interrupts = 0;
   const removeInterrupt = io.onInterrupt(() => {
-    if (++interrupts > 1) Deno.exit(130);
+    if (++interrupts > 1) {
+      try {
+        render?.flush(); // what is held of the streamed answer, first
+      } finally {
+        Deno.exit(130);
+      }
+    }
     controller.abort();
   });
   // A reader of stdout that goes away (`| head -1`) ends the run as Ctrl+C would, quietly.
@@ -108,6 +114,10 @@ export async function runHeadless(
       io.err(`session ${talk.id.slice(0, 8)} (go on with: ${againWith(prepared.command, "-c")})\n`);
     }
     return step.value.status;
+  } catch (error) {
+    // What is held of the streamed answer comes out before the failure is told.
+    render?.flush();
+    throw error;
   } finally {
     // Everything is printed by now (the output is written as it goes): the archive comes last.
     await loops.archivePending().catch((error) =>

@@ -3,6 +3,11 @@
  * final summary to stderr. What a terminal shows is stripped of the control characters it would
  * act on; an answer printed whole for a program stays as the model wrote it.
  *
+ * The streamed answer is written once per turn of the event loop, not once per delta: the deltas
+ * that came in the meantime go out together (a write to a terminal costs far more than a delta
+ * takes to arrive). Whatever else is printed, on stdout or stderr, writes what is held first,
+ * so nothing comes out of order.
+ *
  * @module
  */
 
@@ -37,6 +42,20 @@ export interface TextRendererOptions {
 }
 
 /**
+ * Prints each event of a run in the `text` output format; {@link TextRenderer.flush} writes the
+ * streamed answer held back so far.
+ */
+export interface TextRenderer {
+  /** Prints an event (a streamed delta is written at the end of this turn of the event loop). */
+  (event: RunLoopEvent): void;
+  /**
+   * Writes what is held of the streamed answer now. Call it before the run's output ends
+   * otherwise than with its `result` (which writes it itself): an error, an exit.
+   */
+  flush(): void;
+}
+
+/**
  * A function that prints each event of a run in the `text` output format.
  *
  * @example
@@ -45,18 +64,22 @@ export interface TextRendererOptions {
  * let out = "";
  * const render = textRenderer({ out: (t) => out += t, err: () => {} }, { color: false, stream: true });
  * render({ type: "text_delta", text: "Hi" });
- * if (out !== "Hi") throw new Error("unexpected");
+ * render({ type: "text_delta", text: "!" });
+ * render.flush(); // else written at the end of this turn of the event loop
+ * if (out !== "Hi!") throw new Error("unexpected");
  * ```
  */
 export function textRenderer(
-  io: CliOutput,
+  given: CliOutput,
   options: TextRendererOptions,
-): (event: RunLoopEvent) => void {
+): TextRenderer {
   const paint = (code: string, text: string) =>
     options.color ? `\x1b[${code}m${text}\x1b[0m` : text;
   const dim = (text: string) => paint("2", text);
   const stream = options.stream ?? false;
   const redact = options.redact ?? ((text: string) => text);
+  const held = _heldOutput(given);
+  const io: CliOutput = held;
   let atLineStart = true;
   // Whether the model call going on has printed part of an answer.
   let printed = false;
@@ -65,7 +88,8 @@ export function textRenderer(
     atLineStart = true;
   };
 
-  return (event) => {
+  const render = (event: RunLoopEvent): void => {
+    held.check();
     switch (event.type) {
       case "turn_start":
         printed = false;
@@ -73,7 +97,7 @@ export function textRenderer(
       case "text_delta": {
         const text = stream ? terminalText(event.text) : "";
         if (!text) break;
-        io.out(text);
+        held.hold(text);
         atLineStart = text.endsWith("\n");
         printed = true;
         break;
@@ -148,6 +172,67 @@ export function textRenderer(
         break;
       }
     }
+  };
+  return Object.assign(render, { flush: () => held.flush() });
+}
+
+/** Output whose stdout text can be held back and written together at the end of the tick. */
+interface _HeldOutput extends CliOutput {
+  /** Holds `text` for stdout; it is written at the end of this turn of the event loop. */
+  hold(text: string): void;
+  /** Writes what is held now. */
+  flush(): void;
+  /** Throws what a write at the end of a tick failed with, once. */
+  check(): void;
+}
+
+/**
+ * `io`, with text held for stdout until the end of the tick, or until anything else is written
+ * (stdout or stderr): what is written keeps its order.
+ */
+function _heldOutput(io: CliOutput): _HeldOutput {
+  let held = "";
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let failure: { error: unknown } | undefined;
+  const flush = () => {
+    if (timer !== undefined) {
+      clearTimeout(timer);
+      timer = undefined;
+    }
+    if (held === "") return;
+    const text = held;
+    held = "";
+    io.out(text);
+  };
+  // A write at the end of the tick that fails is thrown at the next print, as it would have been.
+  const later = () => {
+    timer = undefined;
+    try {
+      flush();
+    } catch (error) {
+      failure = { error };
+    }
+  };
+  return {
+    hold(text) {
+      held += text;
+      timer ??= setTimeout(later, 0);
+    },
+    flush,
+    check() {
+      if (!failure) return;
+      const { error } = failure;
+      failure = undefined;
+      throw error;
+    },
+    out(text) {
+      flush();
+      io.out(text);
+    },
+    err(text) {
+      flush();
+      io.err(text);
+    },
   };
 }
 

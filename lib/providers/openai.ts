@@ -14,7 +14,7 @@ import { streamError } from "./openai_finish.ts";
 import { OPENAI_BASE_URL, openaiConnection, openaiErrorReading } from "./openai_client.ts";
 import { chatOrigin, chatRequest, type ChatRequestStyle } from "./openai_request.ts";
 import { sdkError, sdkResponse } from "./sdk_errors.ts";
-import { eventJson, readSse } from "./sse.ts";
+import { eventJson, readSseBatches } from "./sse.ts";
 
 /**
  * Options of {@link openaiModel}; `provider` defaults to `openai`, `keyEnv` to
@@ -84,21 +84,27 @@ export function openaiModel(options: OpenAIModelOptions): Model {
           if (body?.error) throw streamError(provider, body.error);
           chunks = 1;
           done = true;
-          yield* reader.read(body);
+          for (const event of reader.read(body)) yield event;
         } else {
-          for await (const event of readSse(response.body, { idleTimeoutMs, provider })) {
-            const data = event.data.trim();
-            if (data === "[DONE]") {
-              done = true;
-              break;
+          // The events of each piece of the body are read here, in one go, to keep the steps
+          // per token few: a long answer streams tens of thousands of them.
+          const sse = readSseBatches(response.body, { idleTimeoutMs, provider });
+          reading: for await (const batch of sse) {
+            for (const event of batch) {
+              const data = event.data.trim();
+              if (data === "[DONE]") {
+                done = true;
+                break reading;
+              }
+              const chunk = eventJson(data);
+              if (event.event === "error") {
+                throw streamError(provider, (chunk as { error?: unknown })?.error ?? chunk ?? data);
+              }
+              if (chunk === undefined) continue; // a ping or other non-JSON line
+              chunks++;
+              const events = reader.read(chunk);
+              for (let i = 0; i < events.length; i++) yield events[i];
             }
-            const chunk = eventJson(data);
-            if (event.event === "error") {
-              throw streamError(provider, (chunk as { error?: unknown })?.error ?? chunk ?? data);
-            }
-            if (chunk === undefined) continue; // a ping or other non-JSON line
-            chunks++;
-            yield* reader.read(chunk);
           }
         }
       } catch (error) {
@@ -113,7 +119,7 @@ export function openaiModel(options: OpenAIModelOptions): Model {
           retryable: true,
         });
       }
-      yield* end.events;
+      for (const event of end.events) yield event;
     },
   };
 }
