@@ -226,9 +226,12 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
     let placement = first;
     let message = request.message;
     let status: RunStatus = "error";
+    /** Every run loop the run worked in: it may go on into another when its own completes. */
+    const worked = new Set<string>();
     try {
       while (true) {
         const loopId = placement.runLoop.id;
+        worked.add(loopId);
         run.runLoopId = loopId;
         busy.set(loopId, run);
         const events = conversationOf(loopId).send(message, {
@@ -276,8 +279,9 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
     ended.unshift(run);
     ended.length = Math.min(ended.length, options.keepEndedRuns ?? 200);
     run.finish(status);
-    const loopId = run.runLoopId;
-    if (!loops.active().some((loop) => loop.id === loopId)) await _forget(loopId);
+    // The conversation of each run loop that ended is closed, its session released.
+    const active = new Set(loops.active().map((loop) => loop.id));
+    for (const loopId of worked) if (!active.has(loopId)) await _forget(loopId);
     await _overflow();
   };
 
