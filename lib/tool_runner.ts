@@ -170,12 +170,21 @@ export async function runToolCall(
   }
 
   const timeoutMs = tool.timeoutMs ?? options.timeoutMs ?? TOOL_DEFAULTS.timeoutMs;
-  const timeout = new AbortController();
-  const timer = setTimeout(() => timeout.abort(), timeoutMs);
-  const signal = AbortSignal.any([options.signal, timeout.signal]);
+  // The call's own signal: aborted by the run's or by the timeout. It is tied to the run's
+  // signal by a listener taken off when the call ends, so that nothing of the call stays with a
+  // signal that lives longer (`AbortSignal.any` would leave a reference in it for every call).
+  const controller = new AbortController();
+  const signal = controller.signal;
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, timeoutMs);
+  const onRunAbort = () => controller.abort(options.signal.reason);
+  options.signal.addEventListener("abort", onRunAbort, { once: true });
+  if (options.signal.aborted) onRunAbort(); // during the checks
   const stopped = Promise.withResolvers<never>();
-  const onAbort = () => stopped.reject(signal.reason);
-  signal.addEventListener("abort", onAbort, { once: true });
+  signal.addEventListener("abort", () => stopped.reject(signal.reason), { once: true });
   try {
     const value = await Promise.race([
       Promise.resolve(
@@ -191,7 +200,7 @@ export async function runToolCall(
     ]);
     return done(value);
   } catch (error) {
-    if (timeout.signal.aborted) {
+    if (timedOut) {
       return done(`Error: "${call.name}" timed out after ${timeoutMs} ms.`, true);
     }
     if (options.signal.aborted) return done("Error: cancelled, the run was aborted.", true);
@@ -202,7 +211,7 @@ export async function runToolCall(
     return done(`Error: ${describeError(error).message}`, true);
   } finally {
     clearTimeout(timer);
-    signal.removeEventListener("abort", onAbort);
+    options.signal.removeEventListener("abort", onRunAbort);
   }
 }
 

@@ -98,9 +98,13 @@ async function* _run(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunRe
   const hooks = options.hooks ?? {};
   let turn = 0;
   const called = hookedModel(priced, hooks, () => turn);
-  // Aborted when the caller cancels, and when the caller stops reading the stream early.
+  // Aborted when the caller cancels, and when the caller stops reading the stream early. Tied
+  // to the caller's signal, which may outlive many runs, by a listener taken off at the end.
   const stop = new AbortController();
-  const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
+  const signal = stop.signal;
+  const cancel = () => stop.abort(options.signal!.reason);
+  options.signal?.addEventListener("abort", cancel, { once: true });
+  if (options.signal?.aborted) cancel();
   const before = toolCallCheck(options, cwd, signal, () => turn);
 
   const messages: Message[] = [...(options.messages ?? [])];
@@ -236,6 +240,7 @@ async function* _run(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunRe
     result.status = "error";
     result.error = describeError(error);
   } finally {
+    options.signal?.removeEventListener("abort", cancel);
     stop.abort();
   }
 
