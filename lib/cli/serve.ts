@@ -11,7 +11,8 @@
 
 import { createAgentHandler } from "../service/handler.ts";
 import { isLoopback, newServiceToken } from "../service/auth.ts";
-import { type Redactor, secretRedactor } from "../session/mod.ts";
+import type { Redactor } from "../session/mod.ts";
+import { MIN_SECRET_LENGTH, REDACTED } from "../secrets/redact.ts";
 import { createTodoTool } from "../../tools/todo.ts";
 import type { CliArgs } from "./args.ts";
 import type { HeadlessIo } from "./headless.ts";
@@ -149,11 +150,23 @@ export async function runServe(
   return failed ? 1 : 0;
 }
 
-/** The run's redactor, knowing the service's token too. */
+/**
+ * The run's redactor, knowing the service's token too. The run's one scan finds its secrets and
+ * the secret-shaped values; the token is then looked for as it is and as JSON writes it, not
+ * by a second scan for every shape (every event and answer of the service goes through here).
+ */
 function _withToken(redact: Redactor, token: string): Redactor {
-  const known = secretRedactor([token]);
-  return Object.assign((text: string) => known(redact(text)), {
-    secrets: Object.freeze([...redact.secrets, ...known.secrets]),
+  // As for every secret, a token too short to tell from a word is not looked for.
+  const forms = token.length < MIN_SECRET_LENGTH
+    ? []
+    : [...new Set([token, JSON.stringify(token).slice(1, -1)])];
+  const withToken = (text: string) => {
+    let clean = redact(text);
+    for (const form of forms) if (clean.includes(form)) clean = clean.replaceAll(form, REDACTED);
+    return clean;
+  };
+  return Object.assign(withToken, {
+    secrets: Object.freeze(forms.length ? [...redact.secrets, token] : redact.secrets),
   });
 }
 
