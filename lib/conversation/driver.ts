@@ -249,8 +249,10 @@ export function startConversation(options: DriverOptions): Driver {
       });
       let step = await events.next();
       while (!step.done) {
-        if (step.value.type === "run_loop_start") runLoopId = step.value.runLoopId;
-        await recorded.record(step.value);
+        const type = step.value.type;
+        if (type === "run_loop_start") runLoopId = step.value.runLoopId;
+        // A delta is part of a message to come: the conversation records the message.
+        if (type !== "text_delta" && type !== "reasoning_delta") await recorded.record(step.value);
         yield step.value;
         step = await events.next();
       }

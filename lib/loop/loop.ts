@@ -54,10 +54,17 @@ export {
  * if (step.value.text !== "Hello!") throw new Error("unexpected");
  * ```
  */
-export async function* runAgent(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunResult> {
+export function runAgent(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunResult> {
   const onEvent = options.hooks?.onEvent;
-  if (!onEvent) return yield* _run(options);
-  const run = _run(options);
+  // Without a hook to call, the run's own events, with no step of their own per event.
+  return onEvent ? _seen(_run(options), onEvent) : _run(options);
+}
+
+/** `run`, each event shown to `onEvent` as it passes. */
+async function* _seen(
+  run: AsyncGenerator<AgentEvent, RunResult>,
+  onEvent: (event: AgentEvent) => void,
+): AsyncGenerator<AgentEvent, RunResult> {
   try {
     let step = await run.next();
     while (!step.done) {
