@@ -28,16 +28,16 @@
  */
 
 import denoJson from "./deno.json" with { type: "json" };
-import { type CliArgs, outputOf, parseCliArgs, UsageError } from "./lib/cli/args.ts";
-import { type HeadlessIo, runHeadless } from "./lib/cli/headless.ts";
-import { DEFAULT_MODEL, prepare, type Prepared } from "./lib/cli/prepare.ts";
+import { type CliArgs, DEFAULT_MODEL, outputOf, parseCliArgs, UsageError } from "./lib/cli/args.ts";
+import type { HeadlessIo } from "./lib/cli/headless.ts";
+import type { Prepared } from "./lib/cli/prepare.ts";
 import { type RedactedOutput, redactedOutput } from "./lib/cli/redacted_output.ts";
 import type { CliOutput } from "./lib/cli/render.ts";
 import { runSecrets } from "./lib/cli/secrets.ts";
 import { AgentError, describeError } from "./lib/errors.ts";
 import type { RunStatus } from "./lib/events.ts";
 import { readStdin, STDIN_WAIT_MS } from "./lib/cli/stdin.ts";
-import { askTrustOnTerminal, type TrustAnswer, type TrustRequest } from "./lib/cli/trust.ts";
+import type { TrustAnswer, TrustRequest } from "./lib/cli/trust.ts";
 import { readEnv } from "./lib/providers/resolve.ts";
 
 export type { CliOutput, HeadlessIo, TrustAnswer, TrustRequest };
@@ -149,6 +149,8 @@ async function _main(args: readonly string[], io: CliIo & RedactedOutput): Promi
   const interactive = !options.prompt && !options.print && io.interactive === true && !listing;
   let prompt: string | undefined;
   if (!interactive && !listing) prompt = await _prompt(options.prompt, io);
+  // What a run needs loads once it is known to be a run (not --version or --help).
+  const { prepare } = await import("./lib/cli/prepare.ts");
   const prepared = await prepare(options, {
     env: io.env,
     warn: (text) => io.err(`agent: ${text}\n`),
@@ -224,6 +226,7 @@ async function _dispatch(
       color: io.color,
     });
   }
+  const { runHeadless } = await import("./lib/cli/headless.ts");
   return EXIT_CODES[await runHeadless(prompt, options, prepared, io)];
 }
 
@@ -277,7 +280,7 @@ export function denoIo(): CliIo {
     readStdin: (options) => readStdin(options?.optional ?? false, err),
     env: readEnv,
     interactive: Deno.stdin.isTerminal(),
-    askTrust: (request) => Promise.resolve(askTrustOnTerminal(request)),
+    askTrust: async (request) => (await import("./lib/cli/trust.ts")).askTrustOnTerminal(request),
     outIsTerminal: Deno.stdout.isTerminal(),
     color: Deno.stderr.isTerminal() && !readEnv("NO_COLOR"),
     onInterrupt(handler) {

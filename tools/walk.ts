@@ -11,7 +11,7 @@
  * @module
  */
 
-import ignore, { type Ignore } from "ignore";
+import type { Ignore, Options as IgnoreOptions } from "ignore";
 import { dirname, join, relative, sep } from "node:path";
 import { denoFs, type ToolDirEntry, type ToolFs } from "./fs.ts";
 import { isInside, realPathOf } from "./paths.ts";
@@ -69,6 +69,9 @@ interface _Item {
 
 const _decoder = new TextDecoder();
 
+/** `npm:ignore`, loaded by the first walk: a CommonJS package, which costs a start to load. */
+let _ignore: Promise<(options: IgnoreOptions) => Ignore> | undefined;
+
 /**
  * Walks the files below `root` (an absolute path to a directory), depth first with names in
  * code-unit order, yielding paths relative to `root`. A directory a `.gitignore` excludes is
@@ -91,6 +94,10 @@ const _decoder = new TextDecoder();
  */
 export async function* walk(root: string, options: WalkOptions = {}): AsyncGenerator<WalkEntry> {
   const { fs = denoFs, signal, includeDirs = false, gitignore = true } = options;
+  const ignore =
+    await (_ignore ??= import("ignore").then((module) =>
+      module.default as (options: IgnoreOptions) => Ignore
+    ));
   const extra = options.ignore?.length
     ? ignore({ ignorecase: false, allowRelativePaths: true }).add(options.ignore)
     : undefined;

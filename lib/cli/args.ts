@@ -81,6 +81,9 @@ export interface CliArgs {
   prompt: string;
 }
 
+/** The model used when neither `--model`, a resumed session, `AGENT_MODEL` nor the settings name one. */
+export const DEFAULT_MODEL = "openai/gpt-4.1-mini";
+
 /** The command line is wrong; the CLI exits with status 2. */
 export class UsageError extends AgentError {}
 

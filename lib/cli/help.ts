@@ -13,7 +13,7 @@ import { PROVIDER_NAMES } from "../providers/resolve.ts";
 import { defaultSessionsDir } from "../session/mod.ts";
 import { loadSettings, userSettingsPath } from "./settings.ts";
 import type { CliArgs } from "./args.ts";
-import { DEFAULT_MODEL } from "./prepare.ts";
+import { DEFAULT_MODEL } from "./args.ts";
 import { describeWithheld, openWorkspace } from "./workspace.ts";
 
 /**

@@ -33,7 +33,7 @@ import {
   trustStore,
   untrustedNotice,
 } from "./trust.ts";
-import { type CliArgs, UsageError } from "./args.ts";
+import { type CliArgs, DEFAULT_MODEL, UsageError } from "./args.ts";
 import { openWorkspace, systemPromptFor, type Workspace, workspaceRoots } from "./workspace.ts";
 import { type CliSandbox, resolveCliSandbox } from "./sandbox.ts";
 import type { SandboxReport } from "../sandbox/policy.ts";
@@ -50,8 +50,7 @@ import type { PermissionRule } from "../permissions/rules.ts";
 import { verboseModel } from "./verbose.ts";
 import { againWith, shellWord, thisInvocation } from "./invocation.ts";
 
-/** The model used when neither `--model`, a resumed session, `AGENT_MODEL` nor the settings name one. */
-export const DEFAULT_MODEL = "openai/gpt-4.1-mini";
+export { DEFAULT_MODEL };
 
 /** What the CLI reads of its environment. */
 export interface CliEnvironment {
