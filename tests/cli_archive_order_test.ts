@@ -76,7 +76,7 @@ Deno.test("cli: the answer is printed before the run is archived, and the proces
     const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
     let printed = "";
     const deadline = setTimeout(() => reader.cancel(), 20_000);
-    while (!printed.includes(ANSWER)) {
+    while (!printed.includes(`${ANSWER}\n`)) {
       const { value, done } = await reader.read();
       if (done) break;
       printed += value;
