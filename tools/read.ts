@@ -101,7 +101,8 @@ export function createReadTool(options: ReadToolOptions = {}): Tool<ReadInput> {
         );
       }
       const bytes = await file.read();
-      const still = memory.find(ctx.history, { path: file.path, info, bytes }, (lines) => {
+      const digest = sha256(bytes);
+      const still = memory.find(ctx.history, { path: file.path, info, digest }, (lines) => {
         if (offset > lines) return undefined;
         return { from: offset, to: Math.min(lines, offset - 1 + limit) };
       });
@@ -138,7 +139,7 @@ export function createReadTool(options: ReadToolOptions = {}): Tool<ReadInput> {
           path: file.path,
           size: info.size,
           mtimeMs: info.mtime?.getTime(),
-          digest: sha256(bytes),
+          digest,
           lines: lines.length,
           from: offset,
           to: end,

@@ -61,7 +61,7 @@ export interface ReadMemory {
    */
   find(
     history: ToolContext["history"],
-    file: { path: string; info: ToolFileInfo; bytes: Uint8Array },
+    file: { path: string; info: ToolFileInfo; digest: string },
     range: (lines: number) => { from: number; to: number } | undefined,
   ): ReadStillShown | undefined;
 }
@@ -84,10 +84,11 @@ const KEPT = 1_024;
  * });
  * const history = [{ role: "tool" as const, toolCallId: "call_1", name: "read", content: output, isError: false }];
  * const whole = () => ({ from: 1, to: 1 });
- * if (memory.find(history, { path: "/w/a.txt", info, bytes }, whole)?.toolCallId !== "call_1") {
+ * const file = { path: "/w/a.txt", info, digest: sha256(bytes) };
+ * if (memory.find(history, file, whole)?.toolCallId !== "call_1") {
  *   throw new Error("the read is in view and the file unchanged");
  * }
- * if (memory.find([], { path: "/w/a.txt", info, bytes }, whole)) throw new Error("not in view");
+ * if (memory.find([], file, whole)) throw new Error("not in view");
  * ```
  */
 export function readMemory(toolName: string): ReadMemory {
@@ -102,7 +103,6 @@ export function readMemory(toolName: string): ReadMemory {
     find(history, file, range) {
       if (!history || reads.size === 0) return undefined;
       const mtimeMs = file.info.mtime?.getTime();
-      let digest: string | undefined;
       for (let i = history.length - 1; i >= 0; i--) {
         const message = history[i];
         if (message.role !== "tool" || message.name !== toolName || message.isError) continue;
@@ -111,7 +111,7 @@ export function readMemory(toolName: string): ReadMemory {
         if (!shown || shown.path !== file.path) continue;
         // The file changed since a read the model has in view: what it saw is out of date.
         if (shown.size !== file.info.size || shown.mtimeMs !== mtimeMs) return undefined;
-        if ((digest ??= sha256(file.bytes)) !== shown.digest) return undefined;
+        if (shown.digest !== file.digest) return undefined;
         const wanted = range(shown.lines);
         if (!wanted || wanted.from < shown.from || wanted.to > shown.to) continue;
         return { toolCallId: message.toolCallId, shown };
