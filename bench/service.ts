@@ -8,7 +8,10 @@
  * - Wall time of `runs` runs at once (default 100), each through `POST /v1/runs` answering
  *   JSON, against one run alone. The two alternate, five rounds, so that drift in the
  *   machine's speed hits both alike; the ratio is the median of the rounds' ratios
- *   (target ≤ 1.5×). The service's CPU time per model turn shows where the time goes.
+ *   (target ≤ 1.3×). The service's CPU time per model turn (all its threads; target ≤ 0.3 ms)
+ *   shows where the time goes.
+ * - Its resident memory once idle (target ≤ 120 MiB): after it started, and after the load
+ *   ended, once the garbage of the load is collected (as a service left alone collects it).
  * - The same with the service in this process and a model that costs nothing but its 50 ms
  *   (sessions and memory on files as `agent serve` keeps them): what the service, the loop,
  *   the tool and the stores cost, without the HTTP client of the provider. And the floor of
@@ -176,9 +179,27 @@ async function oversized(url: string, pid: number) {
 const many = (url: string, label: string) =>
   Promise.all(Array.from({ length: RUNS }, (_, k) => run(url, `${label} ${k}`)));
 
+/**
+ * The service's resident memory once it is idle: read every half second until it has not
+ * fallen for 20 seconds (V8 gives back the memory of a load's garbage some seconds after the
+ * load ended), at most `maxMs`; in MiB.
+ */
+async function idleRssMiB(pid: number, maxMs = 60_000): Promise<number> {
+  let lowest = rssKb(pid);
+  let since = performance.now();
+  for (const started = performance.now(); performance.now() - started < maxMs;) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const now = rssKb(pid);
+    if (now < lowest) [lowest, since] = [now, performance.now()];
+    else if (performance.now() - since >= 20_000) break;
+  }
+  return lowest / 1024;
+}
+
 // Wall time.
 const timing = await serve();
 const url = timing.url;
+const startRss = await idleRssMiB(timing.child.pid, 15_000);
 for (let i = 0; i < 3; i++) await many(url, `warm-up ${i}`);
 const single: number[] = [];
 const all: number[] = [];
@@ -190,6 +211,8 @@ for (let round = 0; round < ROUNDS; round++) {
   cpu.agent += cpuMs(timing.child.pid) - before.agent;
   cpu.mock += cpuMs(mock.pid) - before.mock;
 }
+const loadedRss = rssKb(timing.child.pid) / 1024;
+const afterRss = await idleRssMiB(timing.child.pid);
 const refused = await oversized(url, timing.child.pid);
 timing.child.kill("SIGINT");
 await timing.child.status;
@@ -315,9 +338,12 @@ console.log(
     `${navigator.hardwareConcurrency} cores\n` +
     `  one run alone                ${ms(median(single))} (median of ${ROUNDS})\n` +
     `  ${RUNS} runs at once             ${ms(median(all))} (median of ${ROUNDS})\n` +
-    `  ratio                        ${ratio.toFixed(2)}× (median of the rounds; target ≤ 1.5×)\n` +
-    `  CPU per model turn           service ${(cpu.agent / turns).toFixed(2)} ms, ` +
-    `mock model ${(cpu.mock / turns).toFixed(2)} ms\n` +
+    `  ratio                        ${ratio.toFixed(2)}× (median of the rounds; target ≤ 1.3×)\n` +
+    `  CPU per model turn           service ${(cpu.agent / turns).toFixed(2)} ms ` +
+    `(target ≤ 0.3 ms), mock model ${(cpu.mock / turns).toFixed(2)} ms\n` +
+    `  idle resident memory         ${startRss.toFixed(0)} MiB after start, ` +
+    `${afterRss.toFixed(0)} MiB once idle after the load (target ≤ 120 MiB; ` +
+    `${loadedRss.toFixed(0)} MiB as the load ended)\n` +
     `  the service alone            ${ms(median(localSingle))} / ${ms(median(localAll))}: ` +
     `${localRatio.toFixed(2)}×, ${(localCpu / turns).toFixed(2)} ms CPU per turn ` +
     `(in process, a model that only waits)\n` +
