@@ -41,10 +41,11 @@ export interface ToolContext {
   checkUrl?: (url: string) => string | undefined;
   /**
    * The conversation as the model had it in view when it asked for this call: the messages of
-   * that request as they were sent (compaction applied: older outputs left out, a summary in
-   * place of older turns), perhaps followed by the answer that made the call. A tool may answer
-   * by reference to what the model can still see there (`read`: "unchanged since you read it");
-   * absent, it must assume the model has seen nothing.
+   * that request as the model got them (after compaction, which leaves older outputs out and
+   * puts a summary in place of older turns, and after the `beforeModelCall` hook), perhaps
+   * followed by the answer that made the call. A tool may answer by reference to what the model
+   * can still see there (`read`: "unchanged since you read it"); absent, it must assume the
+   * model has seen nothing.
    */
   history?: readonly Message[];
 }

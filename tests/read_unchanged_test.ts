@@ -239,3 +239,27 @@ Deno.test("read: servers that give every call the same id still get the note rig
   assert.match(b, /^b\.txt is unchanged/);
   await Deno.remove(cwd, { recursive: true });
 });
+
+Deno.test("read: a result a beforeModelCall hook kept from the model is read again", async () => {
+  const cwd = await tree({ "a.txt": TEXT });
+  const { result, requests } = await run(cwd, [
+    readCall("call_r1", { path: "a.txt" }),
+    readCall("call_r2", { path: "a.txt" }),
+    { text: "Done." },
+  ], {
+    agent: {
+      hooks: {
+        // The hook's own compaction: tool outputs are sent shortened.
+        beforeModelCall: ({ messages }) =>
+          messages.map((message) =>
+            message.role === "tool" ? { ...message, content: "[elided]" } : message
+          ),
+      },
+    },
+  });
+  assert.equal(requests[1].find((message) => message.role === "tool")?.content, "[elided]");
+  const again = outputs(result)[1];
+  assert.doesNotMatch(again, NOTE);
+  assert.ok(again.startsWith("     1\tline 01 "), again.slice(0, 40));
+  await Deno.remove(cwd, { recursive: true });
+});

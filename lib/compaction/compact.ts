@@ -33,20 +33,11 @@ export {
   type CompactionOptions,
 } from "./ledger.ts";
 
-/** A model call's outcome, with the messages its request sent. */
-export interface ModelCallInContext extends ModelCallResult {
-  /**
-   * The messages the answering request sent, as compaction left them: what the model had in
-   * view when it answered.
-   */
-  sent: readonly Message[];
-}
-
 /**
  * One model call of a run, with its request kept inside the context window: compacts first
  * when needed, and when the provider still refuses the request as too long, compacts by force
  * and tries once more (a `retry` event voids what the refused attempt streamed). The usage
- * returned includes what summaries cost, and `sent` the messages the answering request sent.
+ * returned includes what summaries cost.
  *
  * @example
  * ```ts
@@ -68,28 +59,24 @@ export async function* callModelInContext(
   request: ModelRequest & { signal: AbortSignal },
   compactor: Compactor | undefined,
   retry?: RetryOptions,
-): AsyncGenerator<AgentEvent, ModelCallInContext> {
-  if (!compactor) {
-    return { ...yield* callModel(model, request, retry), sent: request.messages };
-  }
+): AsyncGenerator<AgentEvent, ModelCallResult> {
+  if (!compactor) return yield* callModel(model, request, retry);
   const usage = emptyUsage();
   const prepared = yield* compactor.prepare(request.messages, request.signal);
   addUsage(usage, prepared!.usage);
   let answer: ModelCallResult;
-  let sent = prepared!.messages;
   try {
-    answer = yield* callModel(model, { ...request, messages: sent }, retry);
+    answer = yield* callModel(model, { ...request, messages: prepared!.messages }, retry);
   } catch (error) {
     if (!(error instanceof ContextLengthError) || request.signal.aborted) throw error;
     const forced = yield* compactor.prepare(request.messages, request.signal, error);
     if (!forced) throw error;
     addUsage(usage, forced.usage);
     yield { type: "retry", attempt: 1, delayMs: 0, error: error.message };
-    sent = forced.messages;
-    answer = yield* callModel(model, { ...request, messages: sent }, retry);
+    answer = yield* callModel(model, { ...request, messages: forced.messages }, retry);
   }
   if (!answer.aborted) compactor.observe(answer.usage);
-  return { ...answer, usage: addUsage(usage, answer.usage), sent };
+  return { ...answer, usage: addUsage(usage, answer.usage) };
 }
 
 /** Options of {@link compactConversation}. */

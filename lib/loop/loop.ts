@@ -104,7 +104,10 @@ async function* _run(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunRe
   });
   const hooks = options.hooks ?? {};
   let turn = 0;
-  const called = hookedModel(priced, hooks, () => turn);
+  // The messages the model was last sent, compaction and hooks applied: what the tools of its
+  // answer may take as seen (ToolContext.history).
+  let sent: readonly Message[] = [];
+  const called = hookedModel(_sending(priced, (messages) => sent = messages), hooks, () => turn);
   // Aborted when the caller cancels, and when the caller stops reading the stream early. Tied
   // to the caller's signal, which may outlive many runs, by a listener taken off at the end.
   const stop = new AbortController();
@@ -230,7 +233,7 @@ async function* _run(options: RunAgentOptions): AsyncGenerator<AgentEvent, RunRe
           maxOutputChars: options.maxToolOutputChars,
           before,
           checks: options.permission?.checks,
-          history: answer.sent,
+          history: sent,
         },
       });
       const results = ran.results;
@@ -290,6 +293,19 @@ function _pricedCompaction(
 /** Dollars to a billionth, so that sums carry no float noise (0.0001468, not …0000002). */
 function _usd(amount: number): number {
   return Math.round(amount * 1e9) / 1e9;
+}
+
+/** `model`, telling `onSend` the messages of each request it gets. */
+function _sending(model: Model, onSend: (messages: readonly Message[]) => void): Model {
+  return {
+    provider: model.provider,
+    id: model.id,
+    info: model.info,
+    stream(request) {
+      onSend(request.messages);
+      return model.stream(request);
+    },
+  };
 }
 
 function* _push(messages: Message[], message: Message): Generator<AgentEvent> {
