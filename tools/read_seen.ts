@@ -4,7 +4,7 @@
  * shown by a result the model still has in view, need not be sent again.
  *
  * Two things must hold. The earlier result must still be in the conversation the model sees:
- * the tool finds it in {@link ToolContext.history} (the request as compaction left it), word for
+ * the tool finds it in {@link ToolContext.history} (the request as the model got it), word for
  * word as the read returned it, so a result left out by compaction, summarized away, cut short
  * or changed by a hook, or one from some other conversation, never counts. And the file must be
  * the one that was read: the same real path, size and modification time, and the same content
