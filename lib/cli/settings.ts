@@ -18,100 +18,105 @@ import type { SandboxMode, SandboxSettings } from "./sandbox.ts";
 import type { ModelOverride, ProviderConfig } from "../providers/resolve.ts";
 import { type ProjectFile, readProjectFiles } from "./project.ts";
 
-const prices = {
-  input: z.number().nonnegative(),
-  output: z.number().nonnegative(),
-  cacheRead: z.number().nonnegative().optional(),
-  cacheWrite: z.number().nonnegative().optional(),
-};
+/** The settings files' schema, made when a first file is read: a run without one never needs it. */
+let _schema: ReturnType<typeof _makeSchema> | undefined;
 
-/** Prices past a request size: `above` is the input tokens of one request. */
-const tier = z.object({ above: z.number().int().nonnegative(), ...prices }).strict();
+function _makeSchema() {
+  const prices = {
+    input: z.number().nonnegative(),
+    output: z.number().nonnegative(),
+    cacheRead: z.number().nonnegative().optional(),
+    cacheWrite: z.number().nonnegative().optional(),
+  };
 
-const pricing = z.object({
-  ...prices,
-  tiers: z.array(tier).refine(
-    (tiers) => new Set(tiers.map((each) => each.above)).size === tiers.length,
-    "two tiers have the same threshold (above): give each its own",
-  ).optional(),
-}).strict();
+  /** Prices past a request size: `above` is the input tokens of one request. */
+  const tier = z.object({ above: z.number().int().nonnegative(), ...prices }).strict();
 
-const api = z.enum(["openai", "openai-responses", "anthropic"]);
+  const pricing = z.object({
+    ...prices,
+    tiers: z.array(tier).refine(
+      (tiers) => new Set(tiers.map((each) => each.above)).size === tiers.length,
+      "two tiers have the same threshold (above): give each its own",
+    ).optional(),
+  }).strict();
 
-const reasoning = z.object({
-  effort: z.string().min(1).optional(),
-  summary: z.enum(["auto", "concise", "detailed"]).optional(),
-}).strict();
+  const api = z.enum(["openai", "openai-responses", "anthropic"]);
 
-const provider = z.object({
-  api: api.optional(),
-  reasoning: reasoning.optional(),
-  baseURL: z.url(),
-  apiKeyEnv: z.string().optional(),
-  headers: z.record(z.string(), z.string()).optional(),
-  local: z.boolean().optional(),
-  systemRole: z.enum(["system", "developer"]).optional(),
-  maxTokensParam: z.enum(["max_tokens", "max_completion_tokens"]).optional(),
-  includeUsage: z.boolean().optional(),
-  toolCallIds: z.literal("alnum9").optional(),
-  extraBody: z.record(z.string(), z.unknown()).optional(),
-}).strict();
+  const reasoning = z.object({
+    effort: z.string().min(1).optional(),
+    summary: z.enum(["auto", "concise", "detailed"]).optional(),
+  }).strict();
 
-const model = z.object({
-  contextWindow: z.number().int().positive().optional(),
-  maxOutputTokens: z.number().int().positive().optional(),
-  pricing: pricing.optional(),
-  api: api.optional(),
-  reasoning: reasoning.optional(),
-}).strict();
+  const provider = z.object({
+    api: api.optional(),
+    reasoning: reasoning.optional(),
+    baseURL: z.url(),
+    apiKeyEnv: z.string().optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+    local: z.boolean().optional(),
+    systemRole: z.enum(["system", "developer"]).optional(),
+    maxTokensParam: z.enum(["max_tokens", "max_completion_tokens"]).optional(),
+    includeUsage: z.boolean().optional(),
+    toolCallIds: z.literal("alnum9").optional(),
+    extraBody: z.record(z.string(), z.unknown()).optional(),
+  }).strict();
 
-const hook = z.object({
-  matcher: z.string().optional(),
-  command: z.string().min(1),
-  timeout: z.number().positive().optional(),
-}).strict();
+  const model = z.object({
+    contextWindow: z.number().int().positive().optional(),
+    maxOutputTokens: z.number().int().positive().optional(),
+    pricing: pricing.optional(),
+    api: api.optional(),
+    reasoning: reasoning.optional(),
+  }).strict();
 
-const hookEvents = [
-  "beforeModelCall",
-  "afterModelCall",
-  "beforeToolCall",
-  "afterToolCall",
-  "onEvent",
-] as const;
+  const hook = z.object({
+    matcher: z.string().optional(),
+    command: z.string().min(1),
+    timeout: z.number().positive().optional(),
+  }).strict();
 
-const sandboxMode = z.enum(["auto", "required", "off"]);
+  const hookEvents = [
+    "beforeModelCall",
+    "afterModelCall",
+    "beforeToolCall",
+    "afterToolCall",
+    "onEvent",
+  ] as const;
 
-const settingsSchema = z.looseObject({
-  sandbox: z.union([
-    sandboxMode,
-    z.object({
-      mode: sandboxMode.optional(),
-      writable: z.array(z.string().min(1)).optional(),
-      hide: z.array(z.string().min(1)).optional(),
-    }).strict(),
-  ]).optional(),
-  model: z.string().optional(),
-  permissions: z.object({
-    allow: z.array(z.string()).optional(),
-    ask: z.array(z.string()).optional(),
-    deny: z.array(z.string()).optional(),
-    defaultMode: z.enum(["plan", "default", "accept-edits"]).optional(),
-  }).strict().optional(),
-  hooks: z.partialRecord(z.enum(hookEvents), z.array(hook)).optional(),
-  memory: z.object({
-    enabled: z.boolean().optional(),
-    embeddings: z.object({
-      baseURL: z.url(),
-      model: z.string().min(1),
-      apiKeyEnv: z.string().optional(),
-      dimensions: z.number().int().positive().optional(),
+  const sandboxMode = z.enum(["auto", "required", "off"]);
+
+  return z.looseObject({
+    sandbox: z.union([
+      sandboxMode,
+      z.object({
+        mode: sandboxMode.optional(),
+        writable: z.array(z.string().min(1)).optional(),
+        hide: z.array(z.string().min(1)).optional(),
+      }).strict(),
+    ]).optional(),
+    model: z.string().optional(),
+    permissions: z.object({
+      allow: z.array(z.string()).optional(),
+      ask: z.array(z.string()).optional(),
+      deny: z.array(z.string()).optional(),
+      defaultMode: z.enum(["plan", "default", "accept-edits"]).optional(),
     }).strict().optional(),
-  }).strict().optional(),
-  thinkingBudget: z.number().int().nonnegative().optional(),
-  trustedDirectories: z.array(z.string().min(1)).optional(),
-  providers: z.record(z.string(), provider).optional(),
-  models: z.record(z.string(), model).optional(),
-});
+    hooks: z.partialRecord(z.enum(hookEvents), z.array(hook)).optional(),
+    memory: z.object({
+      enabled: z.boolean().optional(),
+      embeddings: z.object({
+        baseURL: z.url(),
+        model: z.string().min(1),
+        apiKeyEnv: z.string().optional(),
+        dimensions: z.number().int().positive().optional(),
+      }).strict().optional(),
+    }).strict().optional(),
+    thinkingBudget: z.number().int().nonnegative().optional(),
+    trustedDirectories: z.array(z.string().min(1)).optional(),
+    providers: z.record(z.string(), provider).optional(),
+    models: z.record(z.string(), model).optional(),
+  });
+}
 
 /** What the settings files hold. Keys this version does not know are kept. */
 export interface Settings {
@@ -376,7 +381,7 @@ function _parse(text: string, path: string): Settings {
   } catch (error) {
     throw new ConfigError(`Bad settings in ${path}: not valid JSON (${(error as Error).message})`);
   }
-  const checked = settingsSchema.safeParse(json);
+  const checked = (_schema ??= _makeSchema()).safeParse(json);
   if (!checked.success) {
     throw new ConfigError(`Bad settings in ${path}:\n${z.prettifyError(checked.error)}`);
   }
