@@ -105,6 +105,15 @@ export function eventJson(data: string): unknown {
 /** How much of the body one read takes at most: the size `fetch`'s own reader uses. */
 const _CHUNK = 65_536;
 
+/**
+ * The buffers of streams that ended, for the next ones: a model call then allocates none (with
+ * many calls at once, the garbage of one 64 KiB buffer per call is what fills the memory).
+ */
+const _buffers: ArrayBuffer[] = [];
+
+/** Buffers kept at most (4 MiB). */
+const _MAX_BUFFERS = 64;
+
 /** One SSE body being read: a piece at a time, each piece parsed into the events it completes. */
 interface _SseReading {
   /** Reads the next piece of the body. */
@@ -131,7 +140,7 @@ function _sseReading(body: ReadableStream<Uint8Array>, options: ReadSseOptions):
   }
   const given = byob ? undefined : body.getReader();
   const reader = byob ?? given!;
-  let buffer = byob ? new ArrayBuffer(_CHUNK) : undefined;
+  let buffer = byob ? _buffers.pop() ?? new ArrayBuffer(_CHUNK) : undefined;
   // One watchdog per stream, re-armed for what is left of the silence allowed.
   const { idleTimeoutMs, provider } = options;
   let last = performance.now();
@@ -162,12 +171,13 @@ function _sseReading(body: ReadableStream<Uint8Array>, options: ReadSseOptions):
     },
     events({ done, value }) {
       reading = false;
+      // The buffer comes back with what was read, and at the end with nothing in it.
+      if (byob && value) buffer = value.buffer as ArrayBuffer;
       if (stalled) throw stalled;
       if (done) {
         ended = true;
         parser.feed(`${decoder.decode()}\n\n`);
       } else {
-        if (byob) buffer = value.buffer as ArrayBuffer;
         parser.feed(decoder.decode(value, { stream: true }));
       }
       const events = queue;
@@ -181,6 +191,9 @@ function _sseReading(body: ReadableStream<Uint8Array>, options: ReadSseOptions):
       clearTimeout(timer);
       if (!ended) reader.cancel().catch(() => {});
       reader.releaseLock();
+      // Kept for the next stream, unless it is still handed over to a read cut short.
+      if (buffer?.byteLength === _CHUNK && _buffers.length < _MAX_BUFFERS) _buffers.push(buffer);
+      buffer = undefined;
     },
   };
 }
