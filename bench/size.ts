@@ -24,6 +24,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { startMockAnthropicServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { type CountingProxy, startCountingProxy } from "./counting_proxy.ts";
+import { type Measure, measureDenoDir } from "./deno_dir.ts";
 
 const { values: flags } = parseArgs({
   args: Deno.args,
@@ -93,20 +94,6 @@ const SCENARIOS = ALL_SCENARIOS.filter((scenario) =>
   !flags.only || scenario.name.includes(flags.only)
 );
 
-/** What a run left in its `DENO_DIR`. */
-interface Measure {
-  /** `name@version` of each package downloaded (extracted). */
-  packages: string[];
-  /** Packages whose metadata alone was fetched (optional peers, say). */
-  metadataOnly: string[];
-  /** The apparent size of everything in `DENO_DIR`. */
-  diskBytes: number;
-  /** The apparent size of `DENO_DIR/npm`. */
-  npmBytes: number;
-  /** Each package's apparent size (its versions and its metadata), largest first. */
-  largest: Array<{ name: string; bytes: number }>;
-}
-
 /** Copies what `deno publish` ships of `root` into `target`; returns the number of files. */
 async function copyPublished(root: string, target: string): Promise<number> {
   const config = JSON.parse(await Deno.readTextFile(join(root, "deno.json")));
@@ -142,54 +129,6 @@ function _globRegExp(glob: string): RegExp {
       : part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")
   ).join("");
   return new RegExp(`^${body}${glob.endsWith("/") ? "" : "(?:/|$)"}`);
-}
-
-/** The apparent size of a tree (symlinks not followed). */
-async function apparentSize(path: string): Promise<number> {
-  const info = await Deno.lstat(path).catch(() => undefined);
-  if (!info) return 0;
-  if (!info.isDirectory) return info.size;
-  let total = 0;
-  for await (const entry of Deno.readDir(path)) total += await apparentSize(join(path, entry.name));
-  return total;
-}
-
-/** The packages and bytes a run left in `denoDir`. */
-async function measureDenoDir(denoDir: string): Promise<Measure> {
-  const packages: string[] = [];
-  const metadataOnly: string[] = [];
-  const largest: Array<{ name: string; bytes: number }> = [];
-  const npm = join(denoDir, "npm");
-  const registries = await Array.fromAsync(Deno.readDir(npm)).catch(() => []);
-  for (const registry of registries) {
-    const names: string[] = [];
-    for await (const entry of Deno.readDir(join(npm, registry.name))) {
-      if (!entry.isDirectory) continue;
-      if (!entry.name.startsWith("@")) names.push(entry.name);
-      else {
-        for await (const inner of Deno.readDir(join(npm, registry.name, entry.name))) {
-          if (inner.isDirectory) names.push(`${entry.name}/${inner.name}`);
-        }
-      }
-    }
-    for (const name of names) {
-      const dir = join(npm, registry.name, name);
-      const versions = (await Array.fromAsync(Deno.readDir(dir)))
-        .filter((entry) => entry.isDirectory).map((entry) => entry.name);
-      if (versions.length === 0) metadataOnly.push(name);
-      for (const version of versions) packages.push(`${name}@${version}`);
-      const label = versions.length ? `${name}@${versions.join(",")}` : `${name} (metadata)`;
-      largest.push({ name: label, bytes: await apparentSize(dir) });
-    }
-  }
-  largest.sort((a, b) => b.bytes - a.bytes);
-  return {
-    packages: packages.sort(),
-    metadataOnly: metadataOnly.sort(),
-    diskBytes: await apparentSize(denoDir),
-    npmBytes: await apparentSize(npm),
-    largest,
-  };
 }
 
 /** The environment of a run: the registry's way through `proxy`, a fresh cache and home. */
@@ -346,13 +285,11 @@ function report(
   );
   for (const { scenario, measure } of results) {
     out.push("", `${scenario.name}: the 10 largest packages (apparent size in DENO_DIR/npm)`);
-    for (const { name, bytes } of measure.largest.slice(0, 10)) {
-      out.push(`  ${mib(bytes).padStart(9)}  ${name}`);
-    }
-    const rest = measure.packages.filter((name) =>
-      !measure.largest.slice(0, 10).some((big) =>
-        big.name.startsWith(name.slice(0, name.lastIndexOf("@")))
-      )
+    const top = measure.largest.slice(0, 10);
+    for (const { label, bytes } of top) out.push(`  ${mib(bytes).padStart(9)}  ${label}`);
+    const shown = new Set(top.map((big) => big.name));
+    const rest = measure.packages.filter((found) =>
+      !shown.has(found.slice(0, found.lastIndexOf("@")))
     );
     if (rest.length) out.push(`  and ${rest.length} more: ${rest.join(" ")}`);
     if (measure.metadataOnly.length) out.push(`  metadata only: ${measure.metadataOnly.join(" ")}`);
