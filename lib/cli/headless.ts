@@ -119,7 +119,8 @@ export async function runHeadless(
     render?.flush();
     throw error;
   } finally {
-    // Everything is printed by now (the output is written as it goes): the archive comes last.
+    // The answer is all out (what the renderer holds is written now): the archive comes last.
+    render?.flush();
     await loops.archivePending().catch((error) =>
       io.err(`agent: the run was not archived in memory: ${(error as Error).message}\n`)
     );
