@@ -94,7 +94,9 @@ Deno.test("cli first hour: a 501 web page from a wrong base URL is one short lin
   assert.equal(lines.length, 1, run.stderr);
   assert.ok(lines[0].length <= 300, lines[0]);
   assert.match(lines[0], /openai failed with 501\b.*Error response/);
-  assert.equal(lines[0].match(/501/g)?.length, 1, `the status once: ${lines[0]}`);
+  // The URL called may be named, and its port may hold the same digits.
+  const said = lines[0].replaceAll(server.url.replace(/\/$/, ""), "<url>");
+  assert.equal(said.match(/501/g)?.length, 1, `the status once: ${lines[0]}`);
 });
 
 Deno.test("cli first hour: a plain-text 404 says its status once", async () => {
@@ -103,7 +105,9 @@ Deno.test("cli first hour: a plain-text 404 says its status once", async () => {
   assert.equal(run.code, 1, run.stderr);
   assert.equal(server.requests(), 1);
   assert.match(run.stderr, /openai answered 404 \(page not found\) for model "test"/);
-  assert.equal(run.stderr.match(/404/g)?.length, 1, run.stderr);
+  // The URL called is named, and its port may hold the same digits.
+  const said = run.stderr.replaceAll(server.url.replace(/\/$/, ""), "<url>");
+  assert.equal(said.match(/404/g)?.length, 1, run.stderr);
 });
 
 /** The page nginx answers when what it fronts is down. */
