@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import denoJson from "../deno.json" with { type: "json" };
-import { type LazyModules, loadLazy } from "../lib/lazy/load.ts";
+import { LAZY_NPM, type LazyModules, loadLazy } from "../lib/lazy/load.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const LAZY_DIR = join(ROOT, "lib", "lazy");
@@ -85,7 +85,7 @@ async function prefetchedPackages(entry: string): Promise<Set<string>> {
 async function wrapperNames(): Promise<string[]> {
   const names: string[] = [];
   for await (const entry of Deno.readDir(LAZY_DIR)) {
-    if (entry.name === "load.ts" || entry.name.endsWith(".d.ts")) continue;
+    if (["load.ts", "source.js"].includes(entry.name) || entry.name.endsWith(".d.ts")) continue;
     names.push(basename(entry.name).replace(/\.(ts|js)$/, ""));
   }
   return names.sort();
@@ -142,4 +142,36 @@ Deno.test("loadLazy() loads every wrapper module of lib/lazy/", async () => {
   assert(picomatch("*.ts")("a.ts"));
   const { NodeHtmlMarkdown } = await loadLazy("node_html_markdown");
   assert.equal(NodeHtmlMarkdown.translate("<b>x</b>"), "**x**");
+});
+
+Deno.test("the npm packages loadLazy() falls back on are those of deno.json's imports", () => {
+  const imports: Record<string, string> = denoJson.imports;
+  const specifiers = Object.values(LAZY_NPM).flat().map((entry) => entry.replace(/^\w+=/, ""));
+  for (const specifier of specifiers) {
+    const [, name] = specifier.match(/^npm:((?:@[^/]+\/)?[^@/]+)@/)!;
+    assert.equal(
+      specifier.startsWith(`${imports[name]}/`) || specifier === imports[name],
+      true,
+      `${specifier} is not ${imports[name]}`,
+    );
+  }
+});
+
+Deno.test("loadLazy() from a checkout where Deno grants no reading of it gives what each wrapper gives", async () => {
+  const project = await Deno.makeTempDir();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", `--allow-read=${project}`, join(ROOT, "tests", "lazy_deps_child.ts")],
+    cwd: project,
+    stdout: "piped",
+    stderr: "piped",
+  });
+  const { code, stdout, stderr } = await child.output();
+  await Deno.remove(project, { recursive: true });
+  assert.equal(code, 0, new TextDecoder().decode(stderr));
+  const loaded: Record<string, string[]> = JSON.parse(new TextDecoder().decode(stdout));
+  for (const name of await wrapperNames()) {
+    const wrapper = Object.keys(await loadLazy(name as keyof LazyModules));
+    const missing = wrapper.filter((key) => !loaded[name]?.includes(key));
+    assert.deepEqual(missing, [], `${name} without reading lib/lazy/ lacks ${missing.join(", ")}`);
+  }
 });

@@ -4,10 +4,16 @@
  * `import()` whose specifier is a string literal, run or not. Each such package has a wrapper
  * module here that imports it statically, and {@link loadLazy} imports the wrapper through a
  * specifier Deno cannot read ahead of time, so the package is downloaded (on a first run) and
- * loaded only when a run asks for it.
+ * loaded only when a run asks for it. Where Deno does not grant reading the wrapper (the agent
+ * run from a checkout with reading granted only in a project), its packages are imported by
+ * their `npm:` specifiers instead ({@link LAZY_NPM}), which need no grant. The `import()` here
+ * and the source phase import of `./source.js` are the package's two imports that
+ * `deno publish` reports as unanalyzable, on purpose.
  *
  * @module
  */
+
+import { importSource } from "./source.js";
 
 /** The wrapper modules, by name, and what each gives. */
 export interface LazyModules {
@@ -36,6 +42,31 @@ const _FILES: Readonly<Record<keyof LazyModules, string>> = {
 };
 
 /**
+ * The npm packages each wrapper takes, for when its file cannot be read: the agent run from a
+ * checkout (a `file:` module) with reading granted only elsewhere, e.g. `--allow-read=.` in a
+ * project. An `npm:` specifier needs no grant to load, and a fully qualified one no import map.
+ * Each must match the `imports` of deno.json (a test says so).
+ */
+export const LAZY_NPM: Readonly<Record<keyof LazyModules, readonly string[]>> = {
+  anthropic_sdk: ["npm:@anthropic-ai/sdk@^1.12.0"],
+  mcp_sdk: [
+    "npm:@modelcontextprotocol/sdk@1.32.2/client",
+    "npm:@modelcontextprotocol/sdk@1.32.2/client/sse.js",
+    "npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp.js",
+    "npm:@modelcontextprotocol/sdk@1.32.2/types.js",
+  ],
+  // The two WebAssembly modules come compiled, as the wrapper gives them.
+  tree_sitter_bash: [
+    "npm:web-tree-sitter@~0.27.1",
+    "runtime=npm:web-tree-sitter@~0.27.1/web-tree-sitter.wasm",
+    "grammar=npm:@vscode/tree-sitter-wasm@^0.3.1/wasm/tree-sitter-bash.wasm",
+  ],
+  re2js: ["npm:re2js@^2.10.0"],
+  node_html_markdown: ["npm:node-html-markdown@^2.0.0"],
+  picomatch: ["npm:picomatch@^4.0.7"],
+};
+
+/**
  * Loads a wrapper module, and with it its npm package. A package that cannot be loaded (not
  * downloaded, no network) rejects with the runtime's own error, as a plain `import()` would.
  *
@@ -47,8 +78,31 @@ const _FILES: Readonly<Record<keyof LazyModules, string>> = {
  * ```
  */
 export function loadLazy<Name extends keyof LazyModules>(name: Name): Promise<LazyModules[Name]> {
-  // Not a string literal on purpose: Deno would download the package before every run. This is
-  // the package's one import that `deno publish` reports as unanalyzable.
   const url = new URL(_FILES[name], import.meta.url);
-  return import(url.href);
+  if (url.protocol === "file:" && !_readable(url)) return _fromNpm(name);
+  return _import<LazyModules[Name]>(url.href);
+}
+
+/** The wrapper's packages, put together as the wrapper gives them (see {@link LAZY_NPM}). */
+async function _fromNpm<Name extends keyof LazyModules>(name: Name): Promise<LazyModules[Name]> {
+  const parts = await Promise.all(LAZY_NPM[name].map(async (specifier) => {
+    const [key, source] = specifier.split("=");
+    if (source === undefined) return await _import<object>(specifier);
+    return { [key]: await importSource(source) };
+  }));
+  return Object.assign({}, ...parts) as LazyModules[Name];
+}
+
+/** Whether Deno grants reading the file at `url` (nobody is asked). */
+function _readable(url: URL): boolean {
+  try {
+    return Deno.permissions.querySync({ name: "read", path: url }).state === "granted";
+  } catch {
+    return false;
+  }
+}
+
+function _import<T>(specifier: string): Promise<T> {
+  // Not a string literal on purpose: Deno would download the package before every run.
+  return import(specifier) as Promise<T>;
 }

@@ -1,0 +1,25 @@
+/**
+ * Loads every module of lib/lazy/ with `loadLazy`, run by `lazy_deps_test.ts` where Deno grants
+ * no reading of the checkout, and prints what each gives (its export names, as JSON). A Bash
+ * line is parsed too, so the WebAssembly modules are shown to work.
+ *
+ * @module
+ */
+
+import { type LazyModules, loadLazy } from "../lib/lazy/load.ts";
+import { loadBashParser } from "../lib/permissions/bash_parser.ts";
+
+const names: Array<keyof LazyModules> = [
+  "anthropic_sdk",
+  "mcp_sdk",
+  "node_html_markdown",
+  "picomatch",
+  "re2js",
+  "tree_sitter_bash",
+];
+const loaded: Record<string, string[]> = {};
+for (const name of names) loaded[name] = Object.keys(await loadLazy(name));
+const tree = (await loadBashParser())("ls && rm x");
+if (tree.root.namedChildren[0]?.type !== "list") throw new Error("the Bash line was not parsed");
+tree.free();
+console.log(JSON.stringify(loaded));
