@@ -1,7 +1,5 @@
 /**
- * Builds a Chat Completions request body from a neutral {@link ModelRequest}. Each message is
- * converted once per server style and origin, and its wire shape reused by every later request
- * of the conversation (messages never change), so a turn converts only what is new.
+ * Builds a Chat Completions request body from a neutral {@link ModelRequest}.
  *
  * @module
  */
@@ -73,15 +71,8 @@ export function chatRequest(
     messages.push({ role: style.systemRole ?? "system", content: request.system });
   }
   const id = style.toolCallIds === "alnum9" ? alnum9 : undefined;
-  const how = { id, origin: style.origin };
-  const key = `${style.toolCallIds ?? ""}\u0000${style.origin ?? ""}`;
   for (const message of request.messages) {
-    let known = _wire.get(message);
-    if (known?.key !== key) {
-      known = { key, wire: chatMessage(message, how) };
-      _wire.set(message, known);
-    }
-    messages.push(known.wire);
+    messages.push(chatMessage(message, { id, origin: style.origin }));
   }
   const body: ChatCompletionCreateParamsStreaming = { model, messages, stream: true };
   if (style.includeUsage !== false) body.stream_options = { include_usage: true };
@@ -97,13 +88,6 @@ export function chatRequest(
   if (request.temperature !== undefined) body.temperature = request.temperature;
   return style.extraBody ? { ...body, ...style.extraBody } : body;
 }
-
-/**
- * The wire shapes of messages, by message, with what they were made for (the id style and
- * origin): a message never changes, and each request of a conversation sends all the earlier
- * ones again. Read, never changed, by the request bodies that share them.
- */
-const _wire = new WeakMap<Message, { key: string; wire: ChatCompletionMessageParam }>();
 
 /** Options of {@link chatMessage}. */
 export interface ChatMessageOptions {

@@ -3,9 +3,7 @@
  * keeps nothing at the server (`store: false`) and asks for the reasoning's encrypted content,
  * which goes back, unchanged, on the next turn: that is how a reasoning model keeps its
  * reasoning across turns. Provider data goes back only to the model that made it (its origin);
- * the text and calls of other providers and models go as plain items. Each message is converted
- * once per origin (and state of the stale reasoning), and its items reused by every later
- * request of the conversation, so a turn converts only what is new.
+ * the text and calls of other providers and models go as plain items.
  *
  * @module
  */
@@ -76,19 +74,9 @@ export function responsesRequest(
   style: ResponsesRequestStyle,
 ): ResponseCreateParamsStreaming {
   const input: ResponseInputItem[] = [];
-  const { origin, stale } = style;
-  const staleSize = stale?.size ?? 0;
   for (const message of request.messages) {
-    let known = _items.get(message);
-    if (
-      known?.origin !== origin ||
-      (message.role === "assistant" && (known.stale !== stale || known.staleSize !== staleSize))
-    ) {
-      known = { origin, stale, staleSize, items: responsesItems(message, origin, stale) };
-      _items.set(message, known);
-    }
     // A loop, not `push(...items)`: a message of as many parts as a server made overflows the stack.
-    for (const item of known.items) input.push(item);
+    for (const item of responsesItems(message, style.origin, style.stale)) input.push(item);
   }
   const body: ResponseCreateParamsStreaming = { model, input, stream: true, store: false };
   // Models that do not reason refuse the include; a reasoning model is one given `reasoning`.
@@ -111,19 +99,6 @@ export function responsesRequest(
   }
   return style.extraBody ? { ...body, ...style.extraBody } : body;
 }
-
-/**
- * The input items of messages, by message, with what they were made for: a message never
- * changes, and each request of a conversation sends all the earlier ones again. An assistant
- * message's items depend on the stale reasoning too (a set that only grows), the others' only on
- * the origin. Read, never changed, by the request bodies that share them.
- */
-const _items = new WeakMap<Message, {
-  origin: string;
-  stale: ReadonlySet<string> | undefined;
-  staleSize: number;
-  items: ResponseInputItem[];
-}>();
 
 /**
  * One neutral message as Responses input items. An assistant message gives, in order, the
