@@ -73,11 +73,13 @@ Deno.test("read: a file read again, unchanged, comes back as a note that points 
   const [first, second, third] = outputs(result);
   assert.ok(first.startsWith("     1\tline 01 "), first.slice(0, 40));
   assert.match(second, NOTE);
-  assert.ok(second.includes("call_r1"), second);
+  // Said by what the model sees, not by a call id a server may have been sent rewritten.
+  assert.ok(second.includes("your earlier read of a.txt (lines 1-60)"), second);
+  assert.ok(!second.includes("call_r1"), second);
   assert.ok(second.length < 300, second);
   // The same file by another path, the same lines by another spelling.
   assert.match(third, NOTE);
-  assert.ok(third.includes("call_r1"), third);
+  assert.ok(third.includes("(lines 1-60) above"), third);
   // The last request carries the content once.
   const last = requests.at(-1)!;
   assert.equal(last.filter((message) => message.content?.includes("line 01 ")).length, 1);
@@ -97,10 +99,11 @@ Deno.test("read: a file rewritten with the same size and modification time is re
     }],
     {
       // Before the second read runs: new content, the same size, the old modification time.
-      onRequest: async (index) => {
+      // Synchronous, so done before the answer that asks for the second read is sent.
+      onRequest: (index) => {
         if (index !== 1) return;
-        await Deno.writeTextFile(path, changed);
-        await Deno.utime(path, mtime!, mtime!);
+        Deno.writeTextFileSync(path, changed);
+        Deno.utimeSync(path, mtime!, mtime!);
       },
     },
   );
@@ -148,10 +151,10 @@ Deno.test("read: lines not all shown before are read; lines inside an earlier re
   assert.doesNotMatch(overlapping, NOTE);
   assert.ok(overlapping.startsWith("    15\tline 15 "), overlapping.slice(0, 40));
   assert.match(inside, /^Lines 3-7 of a\.txt are unchanged since you read them/);
-  assert.ok(inside.includes("call_r1"), inside);
+  assert.ok(inside.includes("your earlier read of a.txt (lines 1-20)"), inside);
   assert.doesNotMatch(whole, NOTE);
   assert.match(afterWhole, /^Lines 40-49 of a\.txt are unchanged/);
-  assert.ok(afterWhole.includes("call_r4"), afterWhole);
+  assert.ok(afterWhole.includes("your earlier read of a.txt (lines 1-60)"), afterWhole);
   await Deno.remove(cwd, { recursive: true });
 });
 
@@ -221,7 +224,20 @@ Deno.test("read: only the conversation the model has counts, not another run's",
   });
   const note = outputs(continued.result).at(-1)!;
   assert.match(note, NOTE);
-  assert.ok(note.includes("call_r1"), note);
+  assert.ok(note.includes("your earlier read of a.txt (lines 1-60)"), note);
+
+  // The same conversation, its read result trimmed in place by the caller: read again.
+  const trimmed = fresh.result.messages;
+  for (const message of trimmed) {
+    if (message.role === "tool") message.content = "(output trimmed by the app)";
+  }
+  const after = await run(cwd, [readCall("call_r10", { path: "a.txt" }), { text: "Done." }], {
+    tools,
+    messages: trimmed,
+  });
+  const again = outputs(after.result).at(-1)!;
+  assert.doesNotMatch(again, NOTE);
+  assert.ok(again.startsWith("     1\tline 01 "), again.slice(0, 40));
   await Deno.remove(cwd, { recursive: true });
 });
 

@@ -170,7 +170,7 @@ function _unchanged(
   return {
     output: `${what} ${whole ? "is" : "are"} unchanged since you read ${
       whole ? "it" : "them"
-    }: the result of your earlier read (call ${toolCallId}) above still shows ${
+    }: the result of your earlier read of ${path} (lines ${shown.from}-${shown.to}) above still shows ${
       whole ? "its" : "their"
     } current content. Use that result instead of reading again.`,
     display: `${path} (unchanged since read)`,

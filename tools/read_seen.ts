@@ -134,14 +134,16 @@ export function sha256(data: string | Uint8Array): string {
   return createHash("sha256").update(data).digest("base64");
 }
 
-/** The digests of tool results' contents: a message never changes, so each is hashed once. */
-const _digests = new WeakMap<ToolMessage, string>();
+/**
+ * The digests of tool results' contents, each with the content it was taken of: a result is
+ * hashed once, and again only if its content was changed in place since (a caller may trim it).
+ */
+const _digests = new WeakMap<ToolMessage, { content: string; digest: string }>();
 
 function _outputDigest(message: ToolMessage): string {
-  let digest = _digests.get(message);
-  if (digest === undefined) {
-    digest = sha256(message.content);
-    _digests.set(message, digest);
-  }
+  const known = _digests.get(message);
+  if (known?.content === message.content) return known.digest;
+  const digest = sha256(message.content);
+  _digests.set(message, { content: message.content, digest });
   return digest;
 }
