@@ -60,7 +60,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "detectSandbox() with a cache: another binary or another kernel probes again",
+  name: "detectSandbox() with a cache: another binary, kernel or namespace setting probes again",
   ignore,
   fn: async () => {
     const bwrap = await fakeBwrap();
@@ -78,6 +78,16 @@ Deno.test({
     await Deno.writeTextFile(bwrap.cache, JSON.stringify(kept));
     assert.deepEqual(await detect(bwrap.path, bwrap.cache), FOUND(bwrap.path));
     assert.equal(await bwrap.runs(), 6);
+    // The same binary and kernel where user namespaces were set otherwise, or in another
+    // container: the kept entry says other namespaces.
+    const now = JSON.parse(await Deno.readTextFile(bwrap.cache));
+    assert.match(now.entries[0].namespaces, /user:\[\d+\] mnt:\[\d+\]$/);
+    now.entries[0].namespaces = now.entries[0].namespaces.replace(/user:\[\d+\]/, "user:[1]");
+    await Deno.writeTextFile(bwrap.cache, JSON.stringify(now));
+    assert.deepEqual(await detect(bwrap.path, bwrap.cache), FOUND(bwrap.path));
+    assert.equal(await bwrap.runs(), 8);
+    assert.deepEqual(await detect(bwrap.path, bwrap.cache), FOUND(bwrap.path));
+    assert.equal(await bwrap.runs(), 8, "kept again");
   },
 });
 

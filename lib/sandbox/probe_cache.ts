@@ -1,7 +1,9 @@
 /**
  * What the bubblewrap probe found, kept in the user's cache directory so that a start does not
  * spawn `bwrap` twice to learn it again. An answer holds for one binary (its path, size and
- * modification time) on one kernel (its release): a new `bwrap` or a new kernel probes again.
+ * modification time) on one kernel (its release), with the same user-namespace settings, in the
+ * same user and mount namespaces: a new `bwrap`, a new kernel, a setting changed (user
+ * namespaces turned off) or another container probes again.
  * Only a working sandbox is kept; a failed probe runs again at the next start, so that what the
  * user is told is always what the probe says now.
  *
@@ -35,6 +37,11 @@ export interface ProbeKey {
   mtimeMs: number;
   /** The kernel's release (`uname -r`). */
   kernel: string;
+  /**
+   * What else decides whether a sandbox can be made: the user-namespace settings of the kernel
+   * (and of AppArmor) and the namespaces this process runs in (a container is another).
+   */
+  namespaces: string;
 }
 
 /** One kept answer: the key and the version `bwrap --version` gave. */
@@ -42,7 +49,7 @@ interface _Entry extends ProbeKey {
   version: string;
 }
 
-const _FORMAT = 1;
+const _FORMAT = 2;
 /** Entries kept at most (one per binary path; a user has one or two). */
 const _MAX_ENTRIES = 8;
 /** The largest cache file read. */
@@ -81,10 +88,12 @@ export function defaultProbeCacheFile(
 export function probeKey(path: string): ProbeKey | undefined {
   const kernel = _kernel();
   if (!kernel || !_granted({ name: "read", path })) return undefined;
+  const namespaces = _namespaces();
+  if (namespaces === undefined) return undefined;
   try {
     const info = Deno.statSync(path);
     if (!info.isFile || !info.mtime) return undefined;
-    return { path, size: info.size, mtimeMs: info.mtime.getTime(), kernel };
+    return { path, size: info.size, mtimeMs: info.mtime.getTime(), kernel, namespaces };
   } catch {
     return undefined;
   }
@@ -98,7 +107,9 @@ export function probeKey(path: string): ProbeKey | undefined {
  * ```ts
  * import { readProbeCache, writeProbeCache } from "./probe_cache.ts";
  * const file = `${Deno.realPathSync(Deno.makeTempDirSync())}/agent/sandbox.json`;
- * const key = { path: "/usr/bin/bwrap", size: 1, mtimeMs: 2, kernel: "6.1.0" };
+ * const key = {
+ *   path: "/usr/bin/bwrap", size: 1, mtimeMs: 2, kernel: "6.1.0", namespaces: "user:[1] mnt:[2]",
+ * };
  * writeProbeCache({ file }, key, "0.8.0");
  * if (readProbeCache({ file }, key) !== "0.8.0") throw new Error("not kept");
  * if (readProbeCache({ file }, { ...key, kernel: "6.2.0" }) !== undefined) throw new Error();
@@ -159,13 +170,43 @@ function _isEntry(value: unknown): value is _Entry {
   const entry = value as Partial<_Entry> | null;
   return typeof entry === "object" && entry !== null &&
     typeof entry.path === "string" && typeof entry.kernel === "string" &&
+    typeof entry.namespaces === "string" &&
     typeof entry.version === "string" && entry.version.length < 200 &&
     Number.isFinite(entry.size) && Number.isFinite(entry.mtimeMs);
 }
 
 function _same(entry: _Entry, key: ProbeKey): boolean {
   return entry.path === key.path && entry.size === key.size && entry.mtimeMs === key.mtimeMs &&
-    entry.kernel === key.kernel;
+    entry.kernel === key.kernel && entry.namespaces === key.namespaces;
+}
+
+/** The settings that allow or forbid unprivileged user namespaces, where the kernel has them. */
+const _USERNS_SETTINGS = [
+  "/proc/sys/user/max_user_namespaces",
+  "/proc/sys/kernel/unprivileged_userns_clone",
+  "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+];
+
+/**
+ * The user-namespace settings and this process's user and mount namespaces, as one string; or
+ * `undefined` when Deno does not grant reading them (then nothing is cached).
+ */
+function _namespaces(): string | undefined {
+  if (!_granted({ name: "read", path: "/proc" })) return undefined;
+  const parts: string[] = [];
+  for (const setting of _USERNS_SETTINGS) {
+    try {
+      parts.push(`${setting}=${Deno.readTextFileSync(setting).trim()}`);
+    } catch {
+      // Not on this kernel.
+    }
+  }
+  try {
+    parts.push(Deno.readLinkSync("/proc/self/ns/user"), Deno.readLinkSync("/proc/self/ns/mnt"));
+  } catch {
+    return undefined;
+  }
+  return parts.join(" ");
 }
 
 /** The kernel's release, when Deno grants asking for it (nobody is asked). */
