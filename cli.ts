@@ -209,9 +209,11 @@ async function _dispatch(
   if (prompt === undefined) {
     const { runInteractive } = await import("./lib/cli/terminal/interactive.ts");
     const { inputHistory } = await import("./lib/cli/terminal/history.ts");
-    const history = prepared.dataDir
+    const kept = prepared.dataDir
       ? inputHistory(`${prepared.dataDir}/history`, { redact: prepared.redact })
       : { lines: [], remember: () => {} };
+    // `--no-session` writes nothing: earlier input is there to recall, this session's is not kept.
+    const history = options.noSession ? { lines: kept.lines, remember: () => {} } : kept;
     return await runInteractive({
       ...prepared,
       history: history.lines,

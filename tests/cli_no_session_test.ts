@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type MockServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
+import { denoDir, Terminal } from "./terminal_support.ts";
 
 const MOD = fileURLToPath(new URL("../mod.ts", import.meta.url));
 
@@ -122,4 +123,39 @@ Deno.test("cli --no-session: after runs that kept a session, memory and caches, 
   assert.equal(run.stdout, "The staging host is db-7.\n");
   assert.deepEqual(changes(kept, await snapshot(where.home)), []);
   assert.deepEqual(changes(project, await snapshot(where.project)), []);
+});
+
+Deno.test("cli --no-session: the interactive session keeps no input history either", async () => {
+  await using server = model();
+  const where = await trees();
+  const { home } = where;
+  const home0 = await snapshot(home);
+  const project0 = await snapshot(where.project);
+  {
+    await using terminal = await Terminal.start(
+      [Deno.execPath(), "run", "-A", MOD, "-m", "openai/test", "--no-session"],
+      {
+        HOME: home,
+        PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+        DENO_DIR: await denoDir(),
+        XDG_CONFIG_HOME: join(home, ".config"),
+        XDG_DATA_HOME: join(home, ".local/share"),
+        XDG_STATE_HOME: join(home, ".local/state"),
+        XDG_CACHE_HOME: join(home, ".cache"),
+        XDG_RUNTIME_DIR: join(home, ".run"),
+        OPENAI_API_KEY: "sk-test-nosession-3b8e",
+        OPENAI_BASE_URL: server.url,
+        NO_COLOR: "1",
+      },
+      where.project,
+    );
+    await terminal.waitFor(/\/help for commands/, 60_000);
+    await terminal.type("remember my prompt");
+    await terminal.keys("Enter");
+    await terminal.waitFor(/db-7[\s\S]*out tokens/);
+    await terminal.type("/exit");
+    await terminal.keys("Enter");
+  }
+  assert.deepEqual(changes(home0, await snapshot(home)), []);
+  assert.deepEqual(changes(project0, await snapshot(where.project)), []);
 });
