@@ -58,6 +58,23 @@ function changes(before: Map<string, string>, after: Map<string, string>): strin
   return changed;
 }
 
+/** Nothing of the environment but `home` (its XDG directories inside) and the model's server. */
+async function environment(server: MockServer, home: string): Promise<Record<string, string>> {
+  return {
+    HOME: home,
+    PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+    DENO_DIR: await denoDir(),
+    XDG_CONFIG_HOME: join(home, ".config"),
+    XDG_DATA_HOME: join(home, ".local/share"),
+    XDG_STATE_HOME: join(home, ".local/state"),
+    XDG_CACHE_HOME: join(home, ".cache"),
+    XDG_RUNTIME_DIR: join(home, ".run"),
+    OPENAI_API_KEY: "sk-test-nosession-3b8e",
+    OPENAI_BASE_URL: server.url,
+    NO_COLOR: "1",
+  };
+}
+
 /** Runs the CLI in the project with nothing of the environment but the trees. */
 async function cli(server: MockServer, where: Trees, args: string[]) {
   const { home } = where;
@@ -65,19 +82,7 @@ async function cli(server: MockServer, where: Trees, args: string[]) {
     args: ["run", "-A", MOD, "-m", "openai/test", ...args],
     cwd: where.project,
     clearEnv: true,
-    env: {
-      HOME: home,
-      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-      DENO_DIR: Deno.env.get("DENO_DIR")!,
-      XDG_CONFIG_HOME: join(home, ".config"),
-      XDG_DATA_HOME: join(home, ".local/share"),
-      XDG_STATE_HOME: join(home, ".local/state"),
-      XDG_CACHE_HOME: join(home, ".cache"),
-      XDG_RUNTIME_DIR: join(home, ".run"),
-      OPENAI_API_KEY: "sk-test-nosession-3b8e",
-      OPENAI_BASE_URL: server.url,
-      NO_COLOR: "1",
-    },
+    env: await environment(server, home),
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -134,19 +139,7 @@ Deno.test("cli --no-session: the interactive session keeps no input history eith
   {
     await using terminal = await Terminal.start(
       [Deno.execPath(), "run", "-A", MOD, "-m", "openai/test", "--no-session"],
-      {
-        HOME: home,
-        PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-        DENO_DIR: await denoDir(),
-        XDG_CONFIG_HOME: join(home, ".config"),
-        XDG_DATA_HOME: join(home, ".local/share"),
-        XDG_STATE_HOME: join(home, ".local/state"),
-        XDG_CACHE_HOME: join(home, ".cache"),
-        XDG_RUNTIME_DIR: join(home, ".run"),
-        OPENAI_API_KEY: "sk-test-nosession-3b8e",
-        OPENAI_BASE_URL: server.url,
-        NO_COLOR: "1",
-      },
+      await environment(server, home),
       where.project,
     );
     await terminal.waitFor(/\/help for commands/, 60_000);
