@@ -35,6 +35,7 @@ import { type RedactedOutput, redactedOutput } from "./lib/cli/redacted_output.t
 import type { CliOutput } from "./lib/cli/render.ts";
 import { runSecrets } from "./lib/cli/secrets.ts";
 import { AgentError, describeError } from "./lib/errors.ts";
+import { loadLazy } from "./lib/lazy/load.ts";
 import type { RunStatus } from "./lib/events.ts";
 import { readStdin, STDIN_WAIT_MS } from "./lib/cli/stdin.ts";
 import type { TrustAnswer, TrustRequest } from "./lib/cli/trust.ts";
@@ -176,7 +177,7 @@ function _loadTransport(options: CliArgs, env: (name: string) => string | undefi
   if (options.command || options.listSessions || options.recall !== undefined) return;
   const spec = options.model ?? env("AGENT_MODEL");
   if (spec?.startsWith("anthropic/")) return;
-  import("openai").catch(() => {});
+  loadLazy("openai_sdk").catch(() => {});
 }
 
 /**

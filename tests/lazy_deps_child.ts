@@ -13,6 +13,7 @@ const names: Array<keyof LazyModules> = [
   "anthropic_sdk",
   "mcp_sdk",
   "node_html_markdown",
+  "openai_sdk",
   "picomatch",
   "re2js",
   "tree_sitter_bash",

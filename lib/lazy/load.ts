@@ -17,6 +17,8 @@ import { importSource } from "./source.js";
 
 /** The wrapper modules, by name, and what each gives. */
 export interface LazyModules {
+  /** `npm:openai`: the transport of OpenAI-compatible providers and of embeddings. */
+  openai_sdk: typeof import("./openai_sdk.ts");
   /** `npm:@anthropic-ai/sdk`: the Anthropic provider's transport. */
   anthropic_sdk: typeof import("./anthropic_sdk.ts");
   /** `npm:@modelcontextprotocol/sdk`: the MCP client, its transports and schemas. */
@@ -33,6 +35,7 @@ export interface LazyModules {
 
 /** Each wrapper's file, beside this one (`deno compile` is told to include each: see deno.json). */
 const _FILES: Readonly<Record<keyof LazyModules, string>> = {
+  openai_sdk: "./openai_sdk.ts",
   anthropic_sdk: "./anthropic_sdk.ts",
   mcp_sdk: "./mcp_sdk.ts",
   tree_sitter_bash: "./tree_sitter_bash.js",
@@ -48,6 +51,7 @@ const _FILES: Readonly<Record<keyof LazyModules, string>> = {
  * Each must match the `imports` of deno.json (a test says so).
  */
 export const LAZY_NPM: Readonly<Record<keyof LazyModules, readonly string[]>> = {
+  openai_sdk: ["npm:openai@^7.57.0"],
   anthropic_sdk: ["npm:@anthropic-ai/sdk@^1.12.0"],
   mcp_sdk: [
     "npm:@modelcontextprotocol/sdk@1.32.2/client",

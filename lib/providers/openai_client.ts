@@ -8,6 +8,7 @@
 import type OpenAI from "openai";
 import type { APIError } from "openai";
 import type { AgentError } from "../errors.ts";
+import { loadLazy } from "../lazy/load.ts";
 import { type CallSite, callSite, type ProviderModelOptions } from "./model_options.ts";
 import { type SdkClient, sdkClient } from "./sdk_client.ts";
 import type { SdkErrorReading } from "./sdk_errors.ts";
@@ -79,7 +80,7 @@ const _MAX_CLIENTS = 32;
 function _connect(
   options: OpenAIClientOptions,
 ): () => Promise<SdkClient<typeof import("openai"), OpenAI>> {
-  return sdkClient(() => import("openai"), (sdk) =>
+  return sdkClient(() => loadLazy("openai_sdk"), (sdk) =>
     new (_client(sdk))({
       apiKey: options.apiKey || "none",
       baseURL: options.baseURL,
