@@ -6,18 +6,10 @@
  * @module
  */
 
-import { type LazyModules, loadLazy } from "../lib/lazy/load.ts";
+import { LAZY_NPM, type LazyModules, loadLazy } from "../lib/lazy/load.ts";
 import { loadBashParser } from "../lib/permissions/bash_parser.ts";
 
-const names: Array<keyof LazyModules> = [
-  "anthropic_sdk",
-  "mcp_sdk",
-  "node_html_markdown",
-  "openai_sdk",
-  "picomatch",
-  "re2js",
-  "tree_sitter_bash",
-];
+const names = Object.keys(LAZY_NPM) as Array<keyof LazyModules>;
 const loaded: Record<string, string[]> = {};
 for (const name of names) loaded[name] = Object.keys(await loadLazy(name));
 const tree = (await loadBashParser())("ls && rm x");
