@@ -143,6 +143,15 @@ async function _main(args: readonly string[], io: CliIo & RedactedOutput): Promi
     io.out(await helpText(options, io.env, io.interactive ? "interactive" : "headless"));
     return 0;
   }
+  // The protocol servers speak on stdio and prepare a run for each session or task they get.
+  if (options.command === "acp") {
+    const { runAcp } = await import("./lib/cli/acp/agent.ts");
+    return await runAcp(options, io);
+  }
+  if (options.command === "mcp") {
+    const { runMcpServer } = await import("./lib/cli/mcp_server.ts");
+    return await runMcpServer(options, io);
+  }
   _loadTransport(options, io.env);
   // No prompt on a terminal: an interactive session (unless -p); no prompt otherwise: read stdin.
   const listing = options.listSessions || options.recall !== undefined ||

@@ -61,11 +61,14 @@ export interface CliArgs {
   noMemory: boolean;
   /** Whether shell commands run in the sandbox. */
   sandbox?: "auto" | "required" | "off";
-  /** `serve`: run as an HTTP service. */
-  command?: "serve";
-  /** The port to serve on. */
+  /**
+   * `serve`: run as an HTTP service; `acp`: an Agent Client Protocol agent on stdio, for
+   * editors; `mcp`: the agent as an MCP server (stdio, or Streamable HTTP with `--port`).
+   */
+  command?: "serve" | "acp" | "mcp";
+  /** The port to serve on (serve, mcp). */
   port?: number;
-  /** The interface to serve on. */
+  /** The interface to serve on (serve, mcp). */
   host?: string;
   /** Runs going at once at most (serve). */
   maxRuns?: number;
@@ -88,6 +91,9 @@ export const DEFAULT_MODEL = "openai/gpt-4.1-mini";
 export class UsageError extends AgentError {}
 
 const OUTPUTS: readonly OutputFormat[] = ["text", "json", "stream-json"];
+
+/** The commands the first argument may name. */
+const COMMANDS = ["serve", "acp", "mcp"] as const;
 
 /**
  * Parses the CLI's arguments.
@@ -177,17 +183,23 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
   if (sandbox !== undefined && !["auto", "required", "off"].includes(sandbox)) {
     throw new UsageError(`--sandbox must be auto, required or off, got "${sandbox}"`);
   }
-  const command = positionals[0] === "serve" ? "serve" : undefined;
+  const command = COMMANDS.find((name) => name === positionals[0]);
   if (command && positionals.length > 1) {
     throw new UsageError(
-      `agent serve takes no prompt (got "${positionals.slice(1).join(" ")}"); to run a task ` +
-        `that starts with "serve", quote it: agent "serve …"`,
+      `agent ${command} takes no prompt (got "${positionals.slice(1).join(" ")}"); to run a ` +
+        `task that starts with "${command}", quote it: agent "${command} …"`,
     );
   }
   const serveFlag = ["port", "host", "max-runs"].find((name) =>
     values[name as "port"] !== undefined
   );
-  if (!command && serveFlag) throw new UsageError(`--${serveFlag} is an option of agent serve`);
+  if (serveFlag && command !== "serve" && !(command === "mcp" && serveFlag !== "max-runs")) {
+    throw new UsageError(
+      serveFlag === "max-runs"
+        ? "--max-runs is an option of agent serve"
+        : `--${serveFlag} is an option of agent serve and agent mcp`,
+    );
+  }
   const port = _whole(values.port, "--port", 0, 65535);
   const maxRuns = _whole(values["max-runs"], "--max-runs", 1, 100_000);
   if (values.continue && values.resume !== undefined) {

@@ -69,6 +69,8 @@ const HELP = `agent ${denoJson.version}: an LLM agent for the terminal
 Usage:
   agent [options] [prompt...]
   agent serve [--port <n>] [--host <addr>] [--max-runs <n>] [options]
+  agent acp [options]                  an Agent Client Protocol agent on stdio, for editors
+  agent mcp [--port <n>] [options]     the agent as an MCP server (stdio, or Streamable HTTP)
   deno run -A jsr:@x/agent [options] [prompt...]
 
 A prompt runs one task and exits; piped stdin goes to the model too, before the prompt. Without a
@@ -107,8 +109,8 @@ Options:
       --add-dir <dir>           another directory files may be changed in (repeatable)
       --thinking <tokens>       extended thinking budget (models that think; 0: off)
   -v, --verbose                 print each model request's size, timing and tokens
-      --port <n>                serve: the port (default 8787; 0 picks a free one)
-      --host <addr>             serve: the interface (default 127.0.0.1; others need
+      --port <n>                serve, mcp: the port (serve: default 8787; 0 picks a free one)
+      --host <addr>             serve, mcp: the interface (default 127.0.0.1; others need
                                 AGENT_SERVE_TOKEN). Clients send the bearer token:
                                 AGENT_SERVE_TOKEN, or the one it keeps for you alone in
                                 <data dir>/serve-<port>.token (said when it starts)

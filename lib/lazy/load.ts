@@ -23,6 +23,10 @@ export interface LazyModules {
   anthropic_sdk: typeof import("./anthropic_sdk.ts");
   /** `npm:@modelcontextprotocol/sdk`: the MCP client, its transports and schemas. */
   mcp_sdk: typeof import("./mcp_sdk.ts");
+  /** `npm:@modelcontextprotocol/sdk`: the MCP server and its transports, for `agent mcp`. */
+  mcp_server_sdk: typeof import("./mcp_server_sdk.ts");
+  /** `npm:@agentclientprotocol/sdk`: the Agent Client Protocol, for `agent acp`. */
+  acp_sdk: typeof import("./acp_sdk.ts");
   /** `npm:web-tree-sitter` and the Bash grammar of `npm:@vscode/tree-sitter-wasm`. */
   tree_sitter_bash: typeof import("./tree_sitter_bash.js");
   /** `npm:re2js`: the linear-time regular expressions of `grep`. */
@@ -38,6 +42,8 @@ const _FILES: Readonly<Record<keyof LazyModules, string>> = {
   openai_sdk: "./openai_sdk.ts",
   anthropic_sdk: "./anthropic_sdk.ts",
   mcp_sdk: "./mcp_sdk.ts",
+  mcp_server_sdk: "./mcp_server_sdk.ts",
+  acp_sdk: "./acp_sdk.ts",
   tree_sitter_bash: "./tree_sitter_bash.js",
   re2js: "./re2js.ts",
   node_html_markdown: "./node_html_markdown.ts",
@@ -59,6 +65,12 @@ export const LAZY_NPM: Readonly<Record<keyof LazyModules, readonly string[]>> = 
     "npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp.js",
     "npm:@modelcontextprotocol/sdk@1.32.2/types.js",
   ],
+  mcp_server_sdk: [
+    "npm:@modelcontextprotocol/sdk@1.32.2/server/mcp.js",
+    "npm:@modelcontextprotocol/sdk@1.32.2/server/stdio.js",
+    "npm:@modelcontextprotocol/sdk@1.32.2/server/webStandardStreamableHttp.js",
+  ],
+  acp_sdk: ["npm:@agentclientprotocol/sdk@2.4.0"],
   // The two WebAssembly modules come compiled, as the wrapper gives them.
   tree_sitter_bash: [
     "npm:web-tree-sitter@~0.27.1",

@@ -1,0 +1,8 @@
+/**
+ * `npm:@agentclientprotocol/sdk` (ACP v1), loaded with `loadLazy` (`./load.ts`) when `agent acp`
+ * starts.
+ *
+ * @module
+ */
+
+export * from "@agentclientprotocol/sdk";
