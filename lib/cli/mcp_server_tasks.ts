@@ -1,0 +1,363 @@
+/**
+ * The tasks `agent mcp` runs for its callers. Each is prepared as a CLI run is (the server's
+ * flags, with the task's working directory, model, turn limit and permission mode), headless:
+ * nobody is asked anything, the project is trusted only as the user said (`--trust-project`,
+ * their trusted directories), the tools are those Deno grants in that directory, and a caller's
+ * permission mode or turn limit only narrows the server's. The run goes through the
+ * conversation driver, so that it is saved as a session and kept in the project's memory, and
+ * what it tells the caller goes through the run's redactor.
+ *
+ * @module
+ */
+
+import { resolve } from "node:path";
+import { startConversation } from "../conversation/driver.ts";
+import { AgentError } from "../errors.ts";
+import type { RunStatus } from "../events.ts";
+import { PERMISSION_MODES, type PermissionMode } from "../permissions/policy.ts";
+import { runLoops } from "../runloop/manager.ts";
+import { defaultSessionsDir, fileSessionStore, type Redactor } from "../session/mod.ts";
+import type { CliArgs } from "./args.ts";
+import { prepare, type Prepared } from "./prepare.ts";
+
+/** What a caller asks for: a new task, or (with `sessionId`) more of a saved one. */
+export interface TaskRequest {
+  /** What to do. */
+  prompt: string;
+  /** The saved session to go on with (an id or a unique prefix); its cwd and model are kept. */
+  sessionId?: string;
+  /** The working directory of a new task (relative: to the server's). */
+  cwd?: string;
+  /** The model of a new task, `provider/model`. */
+  model?: string;
+  /** Model calls allowed; never more than the server's `--max-turns`. */
+  maxTurns?: number;
+  /** The permission mode; only one narrower than the server's applies. */
+  permissionMode?: PermissionMode;
+}
+
+/** How a task is told about while it runs. */
+export interface TaskContext {
+  /** Cancels the task: it ends `aborted`, its session kept. */
+  signal?: AbortSignal;
+  /** Hears each step: "turn 2", "turn 2: bash ls" (redacted). */
+  progress?: (message: string) => void;
+}
+
+/** What a task ended with, as the `run_task` and `continue_task` tools return it. */
+export interface TaskResult {
+  /** The session the task is saved in: `continue_task` goes on with it. */
+  sessionId: string;
+  /** How the run ended. */
+  status: RunStatus;
+  /** The final answer. */
+  text: string;
+  /** Model calls made. */
+  turns: number;
+  /** Tool calls made. */
+  toolCalls: number;
+  /** Tokens used. */
+  usage: { inputTokens: number; outputTokens: number };
+  /** What went wrong, when the run failed. */
+  error?: string;
+}
+
+/** A task's answer to the caller: the text to show, and the result when the task ran. */
+export interface TaskOutcome {
+  /** What the caller reads. */
+  text: string;
+  /** Whether the task did not do what was asked (it could not start, failed, or was stopped). */
+  isError: boolean;
+  /** The run's result, when it ran. */
+  result?: TaskResult;
+}
+
+/** What the tasks need of the server. */
+export interface TaskHost {
+  /** Reads an environment variable. */
+  env(name: string): string | undefined;
+  /** Writes a line to stderr (the server's log). */
+  log(text: string): void;
+  /** The server's redactor, for what is said before a task has its own. */
+  redact: Redactor;
+  /** Adds the server's own secrets (its token) to a task's redactor. */
+  redactRun?: (redact: Redactor) => Redactor;
+}
+
+/** The server's tasks. */
+export interface McpTasks {
+  /** Runs a task to its end; never throws: what went wrong is the outcome. */
+  run(request: TaskRequest, context?: TaskContext): Promise<TaskOutcome>;
+  /** Tasks going now. */
+  readonly running: number;
+  /** Cancels every task and refuses new ones; resolves once all have ended and closed. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The tasks of a server started with `options`.
+ *
+ * @example
+ * ```ts
+ * import { parseCliArgs } from "./args.ts";
+ * import { mcpTasks } from "./mcp_server_tasks.ts";
+ * import { secretRedactor } from "../session/mod.ts";
+ * const tasks = mcpTasks(parseCliArgs(["mcp"]), {
+ *   env: () => undefined,
+ *   log: () => {},
+ *   redact: secretRedactor([]),
+ * });
+ * const outcome = await tasks.run({ prompt: "Hi", cwd: "/no/such/dir" });
+ * if (!outcome.isError || !outcome.text.includes("/no/such/dir")) throw new Error(outcome.text);
+ * await tasks.stop();
+ * ```
+ */
+export function mcpTasks(options: CliArgs, host: TaskHost): McpTasks {
+  const stopping = new AbortController();
+  /** Each task, until it has ended and closed what it prepared. */
+  const going = new Set<Promise<unknown>>();
+  /** Warnings said once: each task's run is prepared anew and finds the same ones. */
+  const warned = new Set<string>();
+  const warn = (text: string) => {
+    if (warned.has(text)) return;
+    warned.add(text);
+    host.log(`agent: ${text}`);
+  };
+
+  const run = async (request: TaskRequest, context: TaskContext): Promise<TaskOutcome> => {
+    if (stopping.signal.aborted) return _failure("The agent's MCP server is stopping");
+    const signal = AbortSignal.any([stopping.signal, ...(context.signal ? [context.signal] : [])]);
+    let taskOptions: CliArgs;
+    try {
+      taskOptions = await _taskOptions(options, request, host);
+    } catch (error) {
+      return _failure(host.redact(_message(error)));
+    }
+    let prepared: Prepared;
+    try {
+      prepared = await prepare(taskOptions, {
+        env: host.env,
+        warn,
+        log: (text) => host.log(text),
+        interactive: false,
+      });
+    } catch (error) {
+      return _failure(host.redact(_message(error)));
+    }
+    _narrow(prepared, request.permissionMode);
+    const done = _runPrepared(prepared, taskOptions, request.prompt, { ...context, signal }, host);
+    const closing = done.then((ran) => ran.closing);
+    going.add(closing);
+    closing.finally(() => going.delete(closing));
+    return (await done).outcome;
+  };
+
+  return {
+    run: (request, context = {}) => {
+      const task = run(request, context);
+      going.add(task);
+      task.finally(() => going.delete(task));
+      return task;
+    },
+    get running() {
+      return going.size;
+    },
+    async stop() {
+      stopping.abort();
+      while (going.size > 0) await Promise.allSettled([...going]);
+    },
+  };
+}
+
+/** The CLI options of a task: the server's, with what the task asks for where it may. */
+async function _taskOptions(
+  options: CliArgs,
+  request: TaskRequest,
+  host: TaskHost,
+): Promise<CliArgs> {
+  const base = resolve(options.cwd ?? Deno.cwd());
+  let cwd = request.cwd === undefined ? base : resolve(base, request.cwd);
+  let resume: string | undefined;
+  let model = request.model ?? options.model;
+  if (request.sessionId !== undefined) {
+    const dir = defaultSessionsDir(host.env);
+    if (!dir) throw new AgentError("No saved sessions here: set HOME or AGENT_DATA_DIR");
+    const loaded = await fileSessionStore({ dir, redact: host.redact }).load(request.sessionId);
+    cwd = loaded.header.cwd;
+    resume = loaded.header.id;
+    // The session's own model, as it was last switched to.
+    model = undefined;
+  }
+  await _checkDirectory(cwd, request.sessionId !== undefined);
+  const limit = options.maxTurns || undefined;
+  const maxTurns = request.maxTurns === undefined
+    ? options.maxTurns
+    : limit === undefined
+    ? request.maxTurns
+    : Math.min(limit, request.maxTurns);
+  return { ...options, cwd, model, maxTurns, continue: false, resume, prompt: "", print: false };
+}
+
+/** Throws a clear error unless `cwd` is a directory. */
+async function _checkDirectory(cwd: string, ofSession: boolean): Promise<void> {
+  const whose = ofSession ? "The session's working directory" : "The working directory";
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.stat(cwd);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      throw new AgentError(`${whose} ${cwd} does not exist: give an existing directory as cwd`);
+    }
+    if (error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied) {
+      throw new AgentError(
+        `${whose} ${cwd} cannot be read: the agent's MCP server may work only where Deno lets ` +
+          `it read (--allow-read)`,
+      );
+    }
+    throw error;
+  }
+  if (!info.isDirectory) throw new AgentError(`${whose} ${cwd} is not a directory`);
+}
+
+/** A caller's permission mode applies only when it is narrower than the run's. */
+function _narrow(prepared: Prepared, mode: PermissionMode | undefined): void {
+  if (mode && PERMISSION_MODES.indexOf(mode) < PERMISSION_MODES.indexOf(prepared.mode.current)) {
+    prepared.mode.current = mode;
+  }
+}
+
+/**
+ * Runs the prepared task; gives its outcome once the session is closed, and what is still to
+ * do (archive the run loop in memory, close what was prepared) as `closing`.
+ */
+async function _runPrepared(
+  prepared: Prepared,
+  options: CliArgs,
+  prompt: string,
+  context: TaskContext & { signal: AbortSignal },
+  host: TaskHost,
+): Promise<{ outcome: TaskOutcome; closing: Promise<void> }> {
+  const { setup } = prepared;
+  const redact = host.redactRun ? host.redactRun(prepared.redact) : prepared.redact;
+  const loops = runLoops({ memory: prepared.memory, deferArchive: true });
+  const closing = async () => {
+    await loops.archivePending().catch((error) =>
+      host.log(redact(`agent: the task was not archived in memory: ${_message(error)}`))
+    );
+    await prepared.close().catch((error) => host.log(redact(`agent: ${_message(error)}`)));
+  };
+  let driver;
+  try {
+    driver = startConversation({
+      model: prepared.model,
+      modelSpec: prepared.modelSpec,
+      tools: setup.tools,
+      systemPrompt: prepared.systemPrompt,
+      cwd: setup.cwd,
+      maxTurns: options.maxTurns,
+      // Nobody can answer: a rule that asks refuses.
+      permission: prepared.policy,
+      runOptions: prepared.runOptions,
+      store: prepared.store,
+      resumed: prepared.resumed,
+      memory: prepared.memory,
+      runLoops: loops,
+      recallTool: !options.tools || options.tools.includes("recall"),
+    });
+  } catch (error) {
+    return { outcome: _failure(redact(_message(error))), closing: closing() };
+  }
+  const short = driver.conversation.id.slice(0, 8);
+  host.log(redact(`agent: task ${short} started in ${setup.cwd} with ${prepared.modelSpec}`));
+  let turn = 0;
+  const say = (message: string) => {
+    try {
+      context.progress?.(redact(message));
+    } catch {
+      // A caller that cannot hear progress still gets the result.
+    }
+  };
+  let outcome: TaskOutcome;
+  try {
+    const events = driver.send(prompt, { signal: context.signal, complete: true });
+    let step = await events.next();
+    for (; !step.done; step = await events.next()) {
+      const event = step.value;
+      if (event.type === "turn_start") say(`turn ${turn = event.turn}`);
+      else if (event.type === "tool_call") {
+        say(`turn ${turn}: ${event.name}${_brief(event.input)}`);
+      }
+    }
+    const result = step.value;
+    const id = driver.conversation.saved ? result.sessionId : "";
+    outcome = _outcome({
+      sessionId: id,
+      status: result.status,
+      text: redact(result.text),
+      turns: result.turns,
+      toolCalls: result.toolCalls,
+      usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens },
+      ...(result.error ? { error: redact(result.error.message) } : {}),
+    });
+    host.log(
+      `agent: task ${short} ${result.status} (${_count(result.turns, "turn")}, ` +
+        `${_count(result.toolCalls, "tool call")})`,
+    );
+  } catch (error) {
+    outcome = _failure(redact(`The task failed: ${_message(error)}`));
+    host.log(redact(`agent: task ${short} failed: ${_message(error)}`));
+  }
+  await driver.close().catch(() => {});
+  return { outcome, closing: closing() };
+}
+
+/** The outcome of a task that ran, in words for the caller. */
+function _outcome(result: TaskResult): TaskOutcome {
+  const session = result.sessionId
+    ? ` Its session is ${result.sessionId}: go on with continue_task.`
+    : " Its session was not saved.";
+  const answer = result.text ? `\n\nIts last answer:\n${result.text}` : "";
+  switch (result.status) {
+    case "success":
+      return { text: result.text, isError: false, result };
+    case "max_turns":
+      return {
+        text: `The task stopped at its limit of ${_count(result.turns, "turn")} before it ` +
+          `finished.${session}${answer}`,
+        isError: true,
+        result,
+      };
+    case "aborted":
+      return { text: `The task was cancelled.${session}${answer}`, isError: true, result };
+    case "error":
+      return {
+        text: `The task failed: ${result.error ?? "unknown error"}.${session}${answer}`,
+        isError: true,
+        result,
+      };
+  }
+}
+
+function _failure(text: string): TaskOutcome {
+  return { text, isError: true };
+}
+
+/** A short form of a tool call's input: its first text argument, on one line. */
+function _brief(input: unknown): string {
+  if (typeof input !== "object" || input === null) return "";
+  const first = Object.values(input).find((value) => typeof value === "string") as
+    | string
+    | undefined;
+  if (!first) return "";
+  const line = first.replace(/\s+/g, " ").trim();
+  return line ? ` ${line.length > 60 ? `${line.slice(0, 59)}…` : line}` : "";
+}
+
+function _message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** "1 turn", "2 turns". */
+function _count(count: number, what: string): string {
+  return `${count} ${what}${count === 1 ? "" : "s"}`;
+}

@@ -1,0 +1,239 @@
+/**
+ * `agent mcp`, the agent as an MCP server, driven as other agents drive it: the CLI as a child
+ * process, the MCP SDK's own client on stdio and over Streamable HTTP, the model the loopback
+ * mock OpenAI server. One server of each kind serves the steps of its test.
+ */
+
+import "./isolated_env.ts";
+import assert from "node:assert/strict";
+import { startMockOpenAIServer } from "../lib/testing/mod.ts";
+import {
+  mockReply,
+  PROMPTS,
+  requestFor,
+  sessionTexts,
+  startHttpServer,
+  startStdioServer,
+  waitFor,
+} from "./agent_mcp_support.ts";
+import { wireMessages } from "./openai_support.ts";
+import { runCli } from "./terminal_support.ts";
+
+/** The structured result of a task, as the tools declare it. */
+interface TaskResult {
+  sessionId: string;
+  status: string;
+  text: string;
+  turns: number;
+  toolCalls: number;
+  usage: { inputTokens: number; outputTokens: number };
+}
+
+Deno.test("agent mcp on stdio: tools, tasks, follow-ups, progress, cancelling", async (t) => {
+  await using model = startMockOpenAIServer({ replies: mockReply });
+  await using server = await startStdioServer(model.url);
+  const { client } = server;
+  let first: TaskResult | undefined;
+
+  await t.step("lists run_task and continue_task with their schemas", async () => {
+    const { tools } = await client.listTools();
+    const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
+    assert.deepEqual(Object.keys(byName).sort(), ["continue_task", "run_task"]);
+    const run = byName.run_task;
+    assert.deepEqual(run.inputSchema.required, ["prompt"]);
+    assert.deepEqual(
+      Object.keys(run.inputSchema.properties ?? {}).sort(),
+      ["cwd", "max_turns", "model", "permission_mode", "prompt"],
+    );
+    const mode = (run.inputSchema.properties as Record<string, { enum?: string[] }>)
+      .permission_mode;
+    assert.deepEqual(mode.enum, ["plan", "default", "accept-edits"]);
+    assert.deepEqual(byName.continue_task.inputSchema.required?.sort(), ["prompt", "session_id"]);
+    for (const tool of tools) {
+      assert.deepEqual(
+        tool.outputSchema?.required?.sort(),
+        ["sessionId", "status", "text", "toolCalls", "turns", "usage"],
+      );
+    }
+  });
+
+  await t.step("runs a task that reads a file, with progress, and gives its session", async () => {
+    const progress: string[] = [];
+    const result = await client.callTool(
+      { name: "run_task", arguments: { prompt: PROMPTS.read } },
+      undefined,
+      { onprogress: (note) => progress.push(note.message ?? "") },
+    );
+    assert.equal(result.isError, undefined, JSON.stringify(result));
+    const content = result.content as { type: string; text: string }[];
+    assert.equal(content[0].text, "The note says: buy oat milk");
+    first = result.structuredContent as unknown as TaskResult;
+    assert.equal(first.status, "success");
+    assert.equal(first.text, "The note says: buy oat milk");
+    assert.equal(first.turns, 2);
+    assert.equal(first.toolCalls, 1);
+    assert.ok(first.usage.inputTokens > 0);
+    assert.match(first.sessionId, /^[0-9a-f-]{36}$/);
+    assert.deepEqual(progress, ["turn 1", "turn 1: read notes.txt", "turn 2"]);
+    const saved = await sessionTexts(server.setup.dataDir);
+    assert.ok(saved.some((text) => text.includes(first!.sessionId)), "the session is saved");
+  });
+
+  await t.step("continues that session: the model sees the earlier history", async () => {
+    const result = await client.callTool({
+      name: "continue_task",
+      arguments: { session_id: first!.sessionId.slice(0, 8), prompt: PROMPTS.follow },
+    });
+    assert.equal(result.isError, undefined, JSON.stringify(result));
+    const next = result.structuredContent as unknown as TaskResult;
+    assert.equal(next.text, "Followed up.");
+    assert.equal(next.sessionId, first!.sessionId, "the same session goes on");
+    const sent = wireMessages(requestFor(model.requests, PROMPTS.follow));
+    const texts = sent.map((message) => `${message.role}: ${message.content ?? ""}`);
+    assert.ok(texts.some((text) => text.includes(PROMPTS.read)), texts.join("\n"));
+    assert.ok(texts.some((text) => text.startsWith("tool:") && text.includes("buy oat milk")));
+    assert.ok(texts.includes("assistant: The note says: buy oat milk"), texts.join("\n"));
+  });
+
+  await t.step("a working directory that does not exist is a tool error", async () => {
+    const result = await client.callTool({
+      name: "run_task",
+      arguments: { prompt: PROMPTS.hello, cwd: "/no/such/directory" },
+    });
+    assert.equal(result.isError, true);
+    const content = result.content as { text: string }[];
+    assert.match(content[0].text, /\/no\/such\/directory does not exist/);
+  });
+
+  await t.step("a model prepare refuses is a tool error, and the server goes on", async () => {
+    const result = await client.callTool({
+      name: "run_task",
+      arguments: { prompt: PROMPTS.hello, model: "nosuchprovider/x" },
+    });
+    assert.equal(result.isError, true);
+    assert.match((result.content as { text: string }[])[0].text, /nosuchprovider/);
+    const again = await client.callTool({ name: "run_task", arguments: { prompt: PROMPTS.hello } });
+    assert.equal((again.structuredContent as unknown as TaskResult).text, "Hello back.");
+  });
+
+  await t.step("a cancelled task ends aborted at once, its session kept", async () => {
+    const cancel = new AbortController();
+    const call = client.callTool(
+      { name: "run_task", arguments: { prompt: PROMPTS.slow } },
+      undefined,
+      { signal: cancel.signal },
+    );
+    call.catch(() => {});
+    await waitFor(() => JSON.stringify(model.requests.map((r) => r.body)), /SLOW task/, 30_000);
+    cancel.abort();
+    await assert.rejects(call);
+    // Far less than the model's minute: the run is aborted, not waited out.
+    const ended = await server.waitFor(/task ([0-9a-f]{8}) aborted \(/, 15_000);
+    const saved = await sessionTexts(server.setup.dataDir);
+    assert.ok(
+      saved.some((text) => text.includes(ended[1]) && text.includes(PROMPTS.slow)),
+      "the cancelled task's session is kept with its prompt",
+    );
+  });
+
+  await t.step("stdout carried only the protocol; the log went to stderr", () => {
+    assert.match(server.stderr(), /serving MCP \(openai\/test\) on stdio/);
+    assert.doesNotMatch(server.stderr(), /sk-mcp-test/);
+  });
+});
+
+Deno.test("agent mcp --port: token, 401s, foreign origins and hosts, Ctrl+C", async (t) => {
+  await using model = startMockOpenAIServer({ replies: mockReply });
+  await using server = await startHttpServer(model.url);
+  const mode = (await Deno.stat(server.tokenFile)).mode! & 0o777;
+  assert.equal(mode, 0o600, "the token file is the user's alone");
+
+  await t.step("works with the token", async () => {
+    const client = await server.connect();
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((tool) => tool.name).sort(), ["continue_task", "run_task"]);
+    const result = await client.callTool({
+      name: "run_task",
+      arguments: { prompt: PROMPTS.hello },
+    });
+    assert.equal((result.structuredContent as unknown as TaskResult).text, "Hello back.");
+    await client.close();
+  });
+
+  const initialize = (headers: Record<string, string>) =>
+    fetch(server.url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        ...headers,
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "curl", version: "1" },
+        },
+      }),
+    });
+
+  await t.step("401 without a token and with a wrong one", async () => {
+    const none = await initialize({});
+    assert.equal(none.status, 401);
+    assert.match((await none.json()).error.message, /needs its token/);
+    const wrong = await initialize({ authorization: "Bearer not-the-token" });
+    assert.equal(wrong.status, 401);
+    assert.match((await wrong.json()).error.message, /token is wrong/);
+    await assert.rejects(server.connect("not-the-token"));
+  });
+
+  await t.step("a page of another origin is refused, even with the token", async () => {
+    const response = await initialize({
+      authorization: `Bearer ${server.token}`,
+      origin: "http://evil.example",
+    });
+    assert.equal(response.status, 403);
+    assert.match((await response.json()).error.message, /other origins/);
+  });
+
+  await t.step("a request for another host name (DNS rebinding) is refused", async () => {
+    const { port } = new URL(server.url);
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(port) });
+    const request = `POST /mcp HTTP/1.1\r\nHost: rebound.example:${port}\r\n` +
+      `Authorization: Bearer ${server.token}\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`;
+    await conn.write(new TextEncoder().encode(request));
+    const answer = await new Response(conn.readable).text();
+    assert.match(answer, /^HTTP\/1\.1 403/);
+    assert.match(answer, /answers only at 127\.0\.0\.1/);
+  });
+
+  await t.step("Ctrl+C cancels the task going, which answers, and exits 0", async () => {
+    const client = await server.connect();
+    const call = client.callTool({ name: "run_task", arguments: { prompt: PROMPTS.slow } });
+    await waitFor(() => JSON.stringify(model.requests.map((r) => r.body)), /SLOW task/, 30_000);
+    const code = await server.interrupt();
+    const result = await call;
+    assert.equal(code, 0);
+    assert.equal(result.isError, true);
+    assert.equal((result.structuredContent as unknown as TaskResult).status, "aborted");
+    assert.match((result.content as { text: string }[])[0].text, /cancelled/);
+    await client.close().catch(() => {});
+    await assert.rejects(Deno.stat(server.tokenFile), Deno.errors.NotFound);
+  });
+});
+
+Deno.test("agent mcp: a bad flag exits 2, a missing key 1, each with a clear message", async () => {
+  const [flag, key] = await Promise.all([
+    runCli(["mcp", "--continue"], { env: { OPENAI_API_KEY: "sk-x" } }),
+    runCli(["mcp", "-m", "openai/test"], {}),
+  ]);
+  assert.equal(flag.code, 2, flag.stderr);
+  assert.match(flag.stderr, /--continue is not an option of agent mcp/);
+  assert.equal(flag.stdout, "");
+  assert.equal(key.code, 1, key.stderr);
+  assert.match(key.stderr, /OPENAI_API_KEY/);
+  assert.equal(key.stdout, "");
+});
