@@ -39,6 +39,9 @@ import { type CliSandbox, resolveCliSandbox } from "./sandbox.ts";
 import type { SandboxReport } from "../sandbox/policy.ts";
 import { rulesOf, runHooks } from "./control.ts";
 import type { McpConnection } from "../mcp/client.ts";
+import type { McpServerConfig } from "../mcp/config.ts";
+import type { BashToolOptions } from "../../tools/bash.ts";
+import type { ToolFs } from "../../tools/fs.ts";
 import { runSecrets, secretEnvNames } from "./secrets.ts";
 import { loadMcpConfig } from "../mcp/config.ts";
 import type { MemoryStore } from "../memory/mod.ts";
@@ -66,6 +69,21 @@ export interface CliEnvironment {
   askTrust?: (request: TrustRequest) => Promise<TrustAnswer>;
   /** Given the run's redactor as soon as it is built, for what is written from then on. */
   onRedactor?: (redact: Redactor) => void;
+  /**
+   * MCP servers the program hosting the agent gives it (an editor, through ACP): the user's own
+   * configuration there, started as those of `--mcp-config` are; a name taken twice is theirs.
+   */
+  mcpServers?: Record<string, McpServerConfig>;
+  /**
+   * Where the file tools read and write (an editor's buffers, through ACP), instead of Deno's
+   * file system; paths are still checked on the files Deno opens.
+   */
+  fs?: ToolFs;
+  /**
+   * More options of the `bash` tool (a terminal the editor shows); the sandbox is the run's
+   * own, whatever these say.
+   */
+  bash?: BashToolOptions;
 }
 
 /** A CLI run, ready to go. */
@@ -154,6 +172,9 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
     env,
     project: trust.trusted ? files.mcp ?? false : false,
   });
+  if (environment.mcpServers) {
+    Object.assign(mcpConfig.config.mcpServers, environment.mcpServers);
+  }
   const redact = runSecrets(env, settings, mcpConfig.config);
   environment.onRedactor?.(redact);
   const store = options.noSession || dataRefused
@@ -246,7 +267,10 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
     });
     let setup: Workspace;
     try {
-      setup = await openWorkspace(options, env, sessionMode, mcp?.tools, { sandbox: sandbox.bash });
+      setup = await openWorkspace(options, env, sessionMode, mcp?.tools, {
+        ...environment.bash,
+        sandbox: sandbox.bash,
+      }, environment.fs);
     } catch (error) {
       await mcp?.close();
       throw error;

@@ -16,7 +16,7 @@ import {
 } from "./capabilities.ts";
 import { defaultSystemPrompt, findInstructions, withInstructions } from "./system_prompt.ts";
 import type { Tool } from "../tool.ts";
-import { type BashToolOptions, builtinTools } from "../../tools/mod.ts";
+import { type BashToolOptions, builtinTools, type ToolFs } from "../../tools/mod.ts";
 import { type CliArgs, UsageError } from "./args.ts";
 
 /** The environment of a CLI run. */
@@ -35,7 +35,8 @@ export interface Workspace {
 
 /**
  * Works out the run's environment from the flags and Deno's permissions; `extra` tools (an MCP
- * server's) are offered as they are, and `bash` configures the shell tool (its sandbox). Throws a
+ * server's) are offered as they are, `bash` configures the shell tool (its sandbox) and `fs` is the
+ * file tools' file system (default Deno's). Throws a
  * {@link UsageError} for a working directory that does not exist or an unknown tool name.
  *
  * @example
@@ -52,11 +53,12 @@ export async function openWorkspace(
   mode: SessionMode,
   extra: readonly Tool[] = [],
   bash?: BashToolOptions,
+  fs?: ToolFs,
 ): Promise<Workspace> {
   const roots = workspaceRoots(args);
   const cwd = roots[0];
   for (const dir of args.cwd ? roots : roots.slice(1)) await _assertDirectory(dir);
-  const all = builtinTools({ roots, env, bash });
+  const all = builtinTools({ roots, env, bash, fs });
   if (args.tools) {
     const known = new Set([...all, ...extra].map((tool) => tool.name));
     const unknown = args.tools.filter((name) => !known.has(name));

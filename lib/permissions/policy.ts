@@ -37,8 +37,11 @@ export const READ_ONLY_TOOLS: ReadonlySet<string> = new Set([
 
 const EDIT_TOOLS = new Set(["write", "edit"]);
 
-/** A person's answer to "may the agent do this?". */
-export type PermissionAnswer = "yes" | "no" | "always";
+/**
+ * A person's answer to "may the agent do this?": `yes` or `no` this once, `always` (allow rules
+ * added for the rest of the session) or `never` (deny rules added likewise).
+ */
+export type PermissionAnswer = "yes" | "no" | "always" | "never";
 
 /** Options of {@link permissionPolicy}. */
 export interface PolicyOptions {
@@ -135,6 +138,12 @@ export function permissionPolicy(options: PolicyOptions): PermissionCallback {
       return _deny(`${why}, and nobody can answer in a headless run (allow it with --allow)`);
     }
     const answer = await options.ask(request, why);
+    if (answer === "never") {
+      // Each rule "always" would add, as a deny rule: asked again, the answer stands.
+      const refused = await alwaysRules(request);
+      rules.push(...refused.map((rule) => parseRule(rule.text, "deny", "an answer of never")));
+      return _deny("the user said no, and not to ask again in this session");
+    }
     if (answer === "no") return _deny("the user said no");
     if (answer === "always") rules.push(...await alwaysRules(request));
     approved.add(request.call.id);

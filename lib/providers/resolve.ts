@@ -102,7 +102,7 @@ export function resolveModel(spec: string | Model, options: ResolveModelOptions 
   const apiKey = options.apiKey || (preset.keyEnv ? env(preset.keyEnv) : undefined) || undefined;
   const baseURL = _baseURL(preset, options, env);
   if (!apiKey && !preset.local && preset.keyEnv && baseURL === preset.baseURL) {
-    throw new ConfigError(_missingKey(name, preset.keyEnv));
+    throw new MissingKeyError(_missingKey(name, preset.keyEnv));
   }
   const common = {
     model,
@@ -233,6 +233,9 @@ export function readEnv(name: string): string | undefined {
 }
 
 /** Why a key's env var gave nothing, and what to do. */
+/** A provider that needs an API key has none: the message says which variable to set. */
+export class MissingKeyError extends ConfigError {}
+
 function _missingKey(provider: string, keyEnv: string): string {
   const granted = Deno.permissions.querySync({ name: "env", variable: keyEnv }).state === "granted";
   return granted

@@ -1,17 +1,218 @@
 /**
- * `agent acp`: an Agent Client Protocol agent on stdio, for editors.
+ * `agent acp`: the agent as an Agent Client Protocol agent on stdio, for editors (Zed, JetBrains
+ * IDEs, Neovim, Emacs). Built on the protocol's own SDK (`npm:@agentclientprotocol/sdk`, loaded
+ * when the command starts). Nothing but the protocol goes to stdout; what the agent has to say
+ * besides goes to stderr, which editors keep as its log.
+ *
+ * Each session is prepared as a CLI run in the directory the editor gives (`session/new`,
+ * `session/load`): the project's settings and trust (never asked: `--trust-project` or the
+ * user's trusted directories), the tools Deno grants there, the sandbox, the sessions and memory.
+ * The editor's own MCP servers join those of the configuration. See `session.ts` for a session.
  *
  * @module
  */
 
-import type { CliArgs } from "../args.ts";
+import denoJson from "../../../deno.json" with { type: "json" };
+import type {
+  AgentContext,
+  AuthMethod,
+  ClientCapabilities,
+  McpServer,
+} from "@agentclientprotocol/sdk";
+import { loadLazy } from "../../lazy/load.ts";
 import { ConfigError } from "../../errors.ts";
+import { MissingKeyError, resolveModel } from "../../providers/resolve.ts";
+import { type CliArgs, DEFAULT_MODEL } from "../args.ts";
+import { loadSettings } from "../settings.ts";
 import type { HeadlessIo } from "../headless.ts";
+import { AcpRequestError, type AcpSession, openAcpSession } from "./session.ts";
 
-/** Speaks ACP on stdio until the client goes away; resolves to the exit code. */
-export function runAcp(
-  _options: CliArgs,
-  _io: HeadlessIo & { env(name: string): string | undefined },
+/** The standard streams the protocol is spoken on (tests give their own). */
+export interface AcpStreams {
+  /** What the editor sends. */
+  input: ReadableStream<Uint8Array>;
+  /** Where the protocol goes. */
+  output: WritableStream<Uint8Array>;
+}
+
+/**
+ * Speaks ACP on stdio until the editor closes it (or SIGINT/SIGTERM); resolves to the exit code.
+ */
+export async function runAcp(
+  options: CliArgs,
+  io: HeadlessIo & { env(name: string): string | undefined },
+  streams: AcpStreams = { input: Deno.stdin.readable, output: Deno.stdout.writable },
 ): Promise<number> {
-  return Promise.reject(new ConfigError("agent acp is not available in this build"));
+  const acp = await loadLazy("acp_sdk");
+  const log = (text: string) => io.err(`${text}\n`);
+  const sessions = new Map<string, AcpSession>();
+  let capabilities: ClientCapabilities = {};
+
+  /** The session the editor names, or the error it gets when there is none. */
+  const sessionOf = (id: string): AcpSession => {
+    const session = sessions.get(id);
+    if (!session) throw acp.RequestError.sessionNotFound(id);
+    return session;
+  };
+  /** A failure said in the protocol's words: a missing key asks the editor to authenticate. */
+  const answer = (error: unknown): Error => {
+    if (error instanceof acp.RequestError) return error;
+    if (error instanceof AcpRequestError) return new acp.RequestError(error.code, error.message);
+    if (error instanceof MissingKeyError) {
+      return acp.RequestError.authRequired(undefined, _keyAdvice(error.message));
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    if (!(error instanceof ConfigError)) {
+      log(`agent: ${error instanceof Error ? error.stack ?? message : message}`);
+    }
+    return new acp.RequestError(-32603, message);
+  };
+  const open = async (
+    client: AgentContext,
+    request: { cwd: string; mcpServers: McpServer[] },
+    id: string,
+    resume?: string,
+  ) => {
+    const session = await openAcpSession({
+      id,
+      cwd: request.cwd,
+      args: options,
+      env: io.env,
+      log,
+      client,
+      capabilities,
+      mcpServers: request.mcpServers,
+      resume,
+    });
+    sessions.set(id, session);
+    return session;
+  };
+
+  const app = acp.agent({ name: "agent" })
+    .onRequest("initialize", async ({ params }) => {
+      capabilities = params.clientCapabilities ?? {};
+      const missing = await _missingKey(options, io.env);
+      return {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        agentCapabilities: {
+          loadSession: true,
+          promptCapabilities: { embeddedContext: true, image: false, audio: false },
+          mcpCapabilities: { http: true, sse: true },
+          sessionCapabilities: { close: {} },
+        },
+        agentInfo: { name: "agent", title: "@x/agent", version: denoJson.version },
+        authMethods: missing ? [_authMethod(missing)] : [],
+      };
+    })
+    .onRequest("authenticate", async () => {
+      // The key lives in the environment the editor starts the agent with: nothing to do here
+      // but say whether it is there now.
+      const missing = await _missingKey(options, io.env);
+      if (missing) throw acp.RequestError.authRequired(undefined, _keyAdvice(missing));
+      return {};
+    })
+    .onRequest("session/new", async ({ params, client }) => {
+      const id = crypto.randomUUID();
+      try {
+        const session = await open(client, params, id);
+        // The commands once the editor knows the session.
+        setTimeout(() => session.announceCommands().catch(() => {}), 0);
+        return { sessionId: id, modes: session.modes() };
+      } catch (error) {
+        throw answer(error);
+      }
+    })
+    .onRequest("session/load", async ({ params, client }) => {
+      const id = params.sessionId;
+      await sessions.get(id)?.close();
+      sessions.delete(id);
+      try {
+        const session = await open(client, params, id, id);
+        await session.replay();
+        setTimeout(() => session.announceCommands().catch(() => {}), 0);
+        return { modes: session.modes() };
+      } catch (error) {
+        throw answer(error);
+      }
+    })
+    .onRequest("session/prompt", async ({ params }) => {
+      const session = sessionOf(params.sessionId);
+      try {
+        return { stopReason: await session.prompt(params.prompt) };
+      } catch (error) {
+        throw answer(error);
+      }
+    })
+    .onNotification("session/cancel", ({ params }) => {
+      sessions.get(params.sessionId)?.cancel();
+    })
+    .onRequest("session/set_mode", ({ params }) => {
+      try {
+        sessionOf(params.sessionId).setMode(params.modeId);
+      } catch (error) {
+        throw answer(error);
+      }
+      return {};
+    })
+    .onRequest("session/close", async ({ params }) => {
+      const session = sessionOf(params.sessionId);
+      sessions.delete(params.sessionId);
+      await session.close();
+      return {};
+    });
+
+  const connection = app.connect(acp.ndJsonStream(streams.output, streams.input));
+  const stop = () => connection.close();
+  const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
+  for (const signal of signals) Deno.addSignalListener(signal, stop);
+  try {
+    await connection.closed.catch(() => {});
+  } finally {
+    for (const signal of signals) Deno.removeSignalListener(signal, stop);
+    await Promise.all(
+      [...sessions.values()].map((session) =>
+        session.close().catch((error) =>
+          log(`agent: a session did not close cleanly: ${(error as Error).message}`)
+        )
+      ),
+    );
+  }
+  return 0;
+}
+
+/**
+ * Why the model the sessions would use cannot be reached for want of a key, if so: the model of
+ * `--model`, `AGENT_MODEL` or the user's settings.
+ */
+async function _missingKey(
+  options: CliArgs,
+  env: (name: string) => string | undefined,
+): Promise<string | undefined> {
+  try {
+    const { settings } = await loadSettings({ cwd: options.cwd ?? Deno.cwd(), env, project: null });
+    const spec = options.model ?? env("AGENT_MODEL") ?? settings.model ?? DEFAULT_MODEL;
+    resolveModel(spec, {
+      env,
+      providers: settings.providers,
+      models: settings.models,
+      baseURL: options.baseURL,
+      api: options.api,
+    });
+    return undefined;
+  } catch (error) {
+    return error instanceof MissingKeyError ? error.message : undefined;
+  }
+}
+
+function _keyAdvice(missing: string): string {
+  return `${missing}, in the environment the editor starts the agent with (in Zed: the "env" ` +
+    `of its entry in "agent_servers"), or give --model a local server's model`;
+}
+
+function _authMethod(missing: string): AuthMethod {
+  return {
+    id: "environment",
+    name: "API key in the environment",
+    description: _keyAdvice(missing),
+  };
 }

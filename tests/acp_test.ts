@@ -1,0 +1,236 @@
+/**
+ * `agent acp` as an editor drives it: a real child process on stdio, the ACP SDK's client side
+ * playing the editor (its buffers as the file system, real processes as its terminals, a queue of
+ * answers to permission questions), the loopback mock model through the real OpenAI SDK. Every
+ * message is checked against the protocol's schema (see acp_support.ts).
+ */
+
+import "./isolated_env.ts";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { startMockOpenAIServer } from "../lib/testing/mod.ts";
+import { answerText, startAcp, updatesOf } from "./acp_support.ts";
+import { wireMessages } from "./openai_support.ts";
+import { EVERYTHING_RUN } from "./mcp_support.ts";
+
+Deno.test("agent acp: initialize, a new session with its modes and commands, nothing but protocol on stdout", async () => {
+  await using model = startMockOpenAIServer({ replies: [{ text: "Hello from the agent." }] });
+  await using editor = await startAcp({ model });
+  const { initialized } = editor;
+  assert.equal(initialized.protocolVersion, 1);
+  assert.equal(initialized.agentCapabilities?.loadSession, true);
+  assert.equal(initialized.agentCapabilities?.promptCapabilities?.embeddedContext, true);
+  assert.equal(initialized.agentInfo?.name, "agent");
+  assert.deepEqual(initialized.authMethods, []);
+
+  const session = await editor.agent.request("session/new", { cwd: editor.cwd, mcpServers: [] });
+  assert.equal(session.modes?.currentModeId, "default");
+  assert.deepEqual(session.modes?.availableModes.map((mode) => mode.id), [
+    "plan",
+    "default",
+    "accept-edits",
+  ]);
+  const commands = await editor.nextUpdate((update) =>
+    update.sessionUpdate === "available_commands_update"
+  );
+  assert.ok(commands.sessionUpdate === "available_commands_update");
+  assert.deepEqual(
+    commands.availableCommands.map((command) => command.name),
+    ["compact", "model", "mode", "tools", "cost"],
+  );
+
+  const done = await editor.agent.request("session/prompt", {
+    sessionId: session.sessionId,
+    prompt: [{ type: "text", text: "Say hello" }],
+  });
+  assert.equal(done.stopReason, "end_turn");
+  assert.equal(answerText(editor, session.sessionId), "Hello from the agent.");
+
+  // A slash command switches the mode, and the editor hears of it.
+  await editor.agent.request("session/prompt", {
+    sessionId: session.sessionId,
+    prompt: [{ type: "text", text: "/mode plan" }],
+  });
+  const mode = updatesOf(editor, "current_mode_update", session.sessionId);
+  assert.equal(mode.at(-1)?.currentModeId, "plan");
+  assert.equal(model.requests.length, 1, "a slash command is not sent to the model");
+  assert.equal(await editor.close(), 0);
+  assert.deepEqual(editor.problems, []);
+});
+
+Deno.test("agent acp: no key, so initialize offers a way to authenticate and a session needs it", async () => {
+  await using model = startMockOpenAIServer({ replies: [] });
+  await using editor = await startAcp({ model, env: { OPENAI_API_KEY: "", OPENAI_BASE_URL: "" } });
+  assert.equal(editor.initialized.authMethods?.length, 1);
+  assert.match(editor.initialized.authMethods![0].description ?? "", /OPENAI_API_KEY/);
+  await assert.rejects(
+    editor.agent.request("session/new", { cwd: editor.cwd, mcpServers: [] }),
+    (error: { code?: number; message?: string }) => {
+      assert.equal(error.code, -32000);
+      return true;
+    },
+  );
+  assert.deepEqual(editor.problems, []);
+});
+
+Deno.test("agent acp: reads the editor's buffer, edits through it, runs a command in its terminal, asks before each change", async () => {
+  const script = [
+    { toolCalls: [{ id: "r1", name: "read", arguments: { path: "notes.txt" } }] },
+    {
+      toolCalls: [{
+        id: "e1",
+        name: "edit",
+        arguments: { path: "notes.txt", old_string: "unsaved", new_string: "edited" },
+      }],
+    },
+    {
+      toolCalls: [{
+        id: "e2",
+        name: "edit",
+        arguments: { path: "notes.txt", old_string: "unsaved", new_string: "edited" },
+      }],
+    },
+    {
+      toolCalls: [
+        { id: "b1", name: "bash", arguments: { command: "echo from-the-terminal; exit 3" } },
+        {
+          id: "t1",
+          name: "todo",
+          arguments: {
+            todos: [{ content: "Edit notes", status: "done" }, {
+              content: "Check",
+              status: "in_progress",
+            }],
+          },
+        },
+      ],
+    },
+    {
+      toolCalls: [{
+        id: "e3",
+        name: "edit",
+        arguments: { path: "notes.txt", old_string: "edited", new_string: "edited twice" },
+      }],
+    },
+    { text: "All done." },
+  ];
+  await using model = startMockOpenAIServer({ replies: script });
+  await using editor = await startAcp({ model, args: ["--sandbox", "off"] });
+  const file = join(editor.cwd, "notes.txt");
+  await Deno.writeTextFile(file, "saved text\n");
+  // The editor holds an unsaved change: the agent must see it, not the disk.
+  editor.buffers.set(file, "unsaved text\n");
+  editor.answers.push("reject_once", "allow_always", "allow_once");
+
+  const { sessionId } = await editor.agent.request("session/new", {
+    cwd: editor.cwd,
+    mcpServers: [],
+  });
+  const done = await editor.agent.request("session/prompt", {
+    sessionId,
+    prompt: [{ type: "text", text: "Tidy notes.txt" }],
+  });
+  assert.equal(done.stopReason, "end_turn", editor.stderr());
+  assert.equal(answerText(editor, sessionId), "All done.");
+
+  // The read went through the editor and saw its buffer.
+  assert.ok(editor.reads.some((read) => read.path === file));
+  const afterRead = wireMessages(model.requests[1]).find((message) => message.role === "tool");
+  assert.match(String(afterRead?.content), /unsaved text/);
+
+  // The first edit was refused once, the second allowed always, the last not asked about.
+  assert.equal(editor.questions.length, 3, JSON.stringify(editor.questions));
+  assert.deepEqual(editor.questions.map((question) => question.toolCall.toolCallId), [
+    "e1",
+    "e2",
+    "b1",
+  ]);
+  for (const question of editor.questions) {
+    assert.deepEqual(question.options.map((option) => option.kind), [
+      "allow_once",
+      "allow_always",
+      "reject_once",
+      "reject_always",
+    ]);
+  }
+  const refused = wireMessages(model.requests[2]).filter((message) => message.role === "tool")
+    .at(-1);
+  assert.match(String(refused?.content), /said no/);
+
+  // Edits land in the editor, never on the disk behind its back.
+  assert.deepEqual(editor.writes.map((write) => write.content), [
+    "edited text\n",
+    "edited twice text\n",
+  ]);
+  assert.equal(editor.buffers.get(file), "edited twice text\n");
+  assert.equal(await Deno.readTextFile(file), "saved text\n");
+
+  // The command ran in the editor's terminal, which the call shows; it was released.
+  assert.equal(editor.terminals.length, 1);
+  const terminal = editor.terminals[0];
+  assert.equal(terminal.request.cwd, editor.cwd);
+  assert.ok(terminal.released());
+  const afterBash = wireMessages(model.requests[4]).find((message) =>
+    message.tool_call_id === "b1"
+  );
+  assert.match(String(afterBash?.content), /from-the-terminal[\s\S]*exit code 3/);
+
+  const calls = updatesOf(editor, "tool_call", sessionId);
+  assert.deepEqual(calls.map((call) => [call.toolCallId, call.kind]), [
+    ["r1", "read"],
+    ["e1", "edit"],
+    ["e2", "edit"],
+    ["b1", "execute"],
+    ["t1", "think"],
+    ["e3", "edit"],
+  ]);
+  assert.deepEqual(calls[0].locations, [{ path: file }]);
+  const results = updatesOf(editor, "tool_call_update", sessionId);
+  const status = (id: string) =>
+    results.filter((update) => update.toolCallId === id && update.status).at(-1)?.status;
+  assert.equal(status("r1"), "completed");
+  assert.equal(status("e1"), "failed");
+  assert.equal(status("e2"), "completed");
+  assert.equal(status("b1"), "failed", "exit code 3 is a failure");
+  const diff = results.find((update) => update.toolCallId === "e2" && update.status)
+    ?.content?.[0];
+  assert.deepEqual(diff, { type: "diff", path: file, oldText: "unsaved", newText: "edited" });
+  assert.ok(
+    results.some((update) =>
+      update.toolCallId === "b1" &&
+      update.content?.some((part) => part.type === "terminal" && part.terminalId === terminal.id)
+    ),
+  );
+  const plan = updatesOf(editor, "plan", sessionId).at(-1);
+  assert.deepEqual(plan?.entries.map((entry) => [entry.content, entry.status]), [
+    ["Edit notes", "completed"],
+    ["Check", "in_progress"],
+  ]);
+  assert.deepEqual(editor.problems, []);
+});
+
+Deno.test("agent acp: reject always is remembered for the session", async () => {
+  const edit = (id: string) => ({
+    toolCalls: [{ id, name: "write", arguments: { path: "a.txt", content: "x" } }],
+  });
+  await using model = startMockOpenAIServer({
+    replies: [edit("w1"), edit("w2"), { text: "Gave up." }],
+  });
+  await using editor = await startAcp({ model, args: ["--sandbox", "off"] });
+  editor.answers.push("reject_always");
+  const { sessionId } = await editor.agent.request("session/new", {
+    cwd: editor.cwd,
+    mcpServers: [],
+  });
+  const done = await editor.agent.request("session/prompt", {
+    sessionId,
+    prompt: [{ type: "text", text: "Write a.txt" }],
+  });
+  assert.equal(done.stopReason, "end_turn");
+  assert.equal(editor.questions.length, 1, "asked once, not again");
+  assert.equal(editor.writes.length, 0);
+  const second = wireMessages(model.requests[2]).filter((message) => message.role === "tool")
+    .at(-1);
+  assert.match(String(second?.content), /deny|denied|refused|rule/i);
+  assert.deepEqual(editor.problems, []);
+});
