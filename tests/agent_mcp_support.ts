@@ -28,13 +28,23 @@ export const PROMPTS = {
   follow: "FOLLOW up",
   /** Answers only after a minute. */
   slow: "SLOW task",
+  /** Reads a file named by the API key, then says the key. */
+  leak: "LEAK the key",
 } as const;
+
+/** The API key the server is given: a secret, which no response may carry. */
+export const API_KEY = "sk-mcp-test-0123456789abcdef";
 
 /** The mock model's answer to a request: by the task's prompt, and what is answered so far. */
 export function mockReply(body: Record<string, unknown>): MockReply {
   const messages = body.messages as { role: string; content?: unknown }[];
   const last = messages.at(-1)!;
   const asked = String(messages.findLast((message) => message.role === "user")?.content ?? "");
+  if (asked.includes(PROMPTS.leak)) {
+    return last.role === "tool"
+      ? { text: `The key is ${API_KEY}` }
+      : { toolCalls: [{ name: "read", arguments: { path: `${API_KEY}.txt` } }] };
+  }
   if (last.role === "tool") {
     const read = String(last.content).includes("buy oat milk");
     return { text: read ? "The note says: buy oat milk" : "The note could not be read." };
@@ -75,7 +85,7 @@ export async function mcpChild(modelUrl: string, extra: string[] = []): Promise<
   const cwd = await tempDir("agent_mcp_cwd_");
   await Deno.writeTextFile(join(cwd, "notes.txt"), "buy oat milk\n");
   const env = await childEnv({
-    OPENAI_API_KEY: "sk-mcp-test-0123456789abcdef",
+    OPENAI_API_KEY: API_KEY,
     OPENAI_BASE_URL: modelUrl,
     AGENT_CONFIG_DIR: join(await tempDir("agent_mcp_config_"), "agent"),
   });

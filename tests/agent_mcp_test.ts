@@ -8,6 +8,7 @@ import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { startMockOpenAIServer } from "../lib/testing/mod.ts";
 import {
+  API_KEY,
   mockReply,
   PROMPTS,
   requestFor,
@@ -95,6 +96,31 @@ Deno.test("agent mcp on stdio: tools, tasks, follow-ups, progress, cancelling", 
     assert.ok(texts.includes("assistant: The note says: buy oat milk"), texts.join("\n"));
   });
 
+  await t.step("what a task returns and tells goes through the run's redactor", async () => {
+    const progress: string[] = [];
+    const result = await client.callTool(
+      { name: "run_task", arguments: { prompt: PROMPTS.leak } },
+      undefined,
+      { onprogress: (note) => progress.push(note.message ?? "") },
+    );
+    const said = JSON.stringify({ result, progress });
+    assert.ok(!said.includes(API_KEY), said);
+    assert.equal((result.structuredContent as unknown as TaskResult).text, "The key is [redacted]");
+    assert.ok(progress.includes("turn 1: read [redacted].txt"), progress.join("\n"));
+  });
+
+  await t.step("a task stopped at its turn limit is a tool error that says so", async () => {
+    const result = await client.callTool({
+      name: "run_task",
+      arguments: { prompt: PROMPTS.read, max_turns: 1 },
+    });
+    assert.equal(result.isError, true);
+    const stopped = result.structuredContent as unknown as TaskResult;
+    assert.equal(stopped.status, "max_turns");
+    assert.equal(stopped.turns, 1);
+    assert.match((result.content as { text: string }[])[0].text, /limit of 1 turn .*continue_task/);
+  });
+
   await t.step("a working directory that does not exist is a tool error", async () => {
     const result = await client.callTool({
       name: "run_task",
@@ -138,7 +164,7 @@ Deno.test("agent mcp on stdio: tools, tasks, follow-ups, progress, cancelling", 
 
   await t.step("stdout carried only the protocol; the log went to stderr", () => {
     assert.match(server.stderr(), /serving MCP \(openai\/test\) on stdio/);
-    assert.doesNotMatch(server.stderr(), /sk-mcp-test/);
+    assert.ok(!server.stderr().includes(API_KEY), server.stderr());
   });
 });
 
