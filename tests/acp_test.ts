@@ -234,3 +234,171 @@ Deno.test("agent acp: reject always is remembered for the session", async () => 
   assert.match(String(second?.content), /deny|denied|refused|rule/i);
   assert.deepEqual(editor.problems, []);
 });
+
+Deno.test("agent acp: cancel stops the turn as cancelled, and the session goes on", async () => {
+  const long = Array.from({ length: 400 }, (_, i) => `${i} `);
+  await using model = startMockOpenAIServer({
+    replies: [{ text: long, eventDelayMs: 20 }, { text: "Still here." }],
+  });
+  await using editor = await startAcp({ model });
+  const { sessionId } = await editor.agent.request("session/new", {
+    cwd: editor.cwd,
+    mcpServers: [],
+  });
+  const prompt = editor.agent.request("session/prompt", {
+    sessionId,
+    prompt: [{ type: "text", text: "Count to 400" }],
+  });
+  await editor.nextUpdate((update) => update.sessionUpdate === "agent_message_chunk");
+  await editor.agent.notify("session/cancel", { sessionId });
+  assert.equal((await prompt).stopReason, "cancelled");
+  assert.ok(answerText(editor, sessionId).length < long.join("").length, "the answer was cut");
+
+  const next = await editor.agent.request("session/prompt", {
+    sessionId,
+    prompt: [{ type: "text", text: "Are you there?" }],
+  });
+  assert.equal(next.stopReason, "end_turn");
+  const history = wireMessages(model.requests[1]).map((message) => message.content ?? "");
+  assert.ok(history.includes("Count to 400"), "the cancelled turn stays in the conversation");
+  assert.deepEqual(editor.problems, []);
+});
+
+Deno.test("agent acp: a saved session loads in a new process, replayed as updates, and goes on", async () => {
+  await using model = startMockOpenAIServer({
+    replies: [
+      { toolCalls: [{ id: "l1", name: "ls", arguments: {} }] },
+      { text: "There is one file." },
+      { text: "Yes, I remember." },
+    ],
+  });
+  const dataDir = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_acp_data_" }));
+  const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_acp_cwd_" }));
+  try {
+    await Deno.writeTextFile(join(cwd, "one.txt"), "1");
+    let sessionId: string;
+    {
+      await using first = await startAcp({ model, dataDir, cwd });
+      sessionId = (await first.agent.request("session/new", { cwd, mcpServers: [] })).sessionId;
+      await first.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "What is here?" }],
+      });
+      assert.equal(await first.close(), 0);
+    }
+    await using second = await startAcp({ model, dataDir, cwd });
+    const loaded = await second.agent.request("session/load", { sessionId, cwd, mcpServers: [] });
+    assert.equal(loaded.modes?.currentModeId, "default");
+    const kinds = second.updates.filter((note) => note.sessionId === sessionId)
+      .map((note) => note.update.sessionUpdate)
+      .filter((kind) => kind !== "available_commands_update");
+    assert.deepEqual(kinds, [
+      "user_message_chunk",
+      "tool_call",
+      "tool_call_update",
+      "agent_message_chunk",
+    ]);
+    assert.equal(answerText(second, sessionId), "There is one file.");
+    const user = updatesOf(second, "user_message_chunk", sessionId)[0];
+    assert.deepEqual(user.content, { type: "text", text: "What is here?" });
+
+    const next = await second.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "Do you remember?" }],
+    });
+    assert.equal(next.stopReason, "end_turn");
+    const history = wireMessages(model.requests[2]).map((message) => message.content ?? "");
+    assert.ok(history.includes("What is here?") && history.includes("There is one file."));
+
+    // A session that is not there is said to be missing.
+    await assert.rejects(
+      second.agent.request("session/load", {
+        sessionId: "00000000-0000-4000-8000-000000000000",
+        cwd,
+        mcpServers: [],
+      }),
+      (error: { code?: number }) => error.code === -32002,
+    );
+    assert.deepEqual(second.problems, []);
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+    await Deno.remove(cwd, { recursive: true });
+  }
+});
+
+Deno.test("agent acp: an MCP server the editor gives is used", async () => {
+  await using model = startMockOpenAIServer({
+    replies: [
+      { toolCalls: [{ id: "m1", name: "mcp__everything__echo", arguments: { message: "ping" } }] },
+      { text: "It echoed." },
+    ],
+  });
+  await using editor = await startAcp({ model });
+  const { sessionId } = await editor.agent.request("session/new", {
+    cwd: editor.cwd,
+    mcpServers: [{
+      name: "everything",
+      command: Deno.execPath(),
+      args: [...EVERYTHING_RUN, "stdio"],
+      env: [],
+    }],
+  });
+  // An MCP tool may change things: the editor's user is asked first.
+  editor.answers.push("allow_once");
+  const done = await editor.agent.request("session/prompt", {
+    sessionId,
+    prompt: [{ type: "text", text: "Echo ping" }],
+  });
+  assert.equal(done.stopReason, "end_turn", editor.stderr());
+  const result = wireMessages(model.requests[1]).find((message) => message.tool_call_id === "m1");
+  assert.match(String(result?.content), /ping/);
+  const tools = (model.requests[0].body.tools as { function: { name: string } }[])
+    .map((tool) => tool.function.name);
+  assert.ok(tools.includes("mcp__everything__echo"));
+  assert.equal(editor.questions[0]?.toolCall.toolCallId, "m1");
+  assert.deepEqual(editor.problems, []);
+});
+
+Deno.test("agent acp: plan mode set by the editor refuses changes without asking; an attached file reaches the model", async () => {
+  await using model = startMockOpenAIServer({
+    replies: [
+      { toolCalls: [{ id: "w1", name: "write", arguments: { path: "x.txt", content: "x" } }] },
+      { text: "I would write x.txt." },
+    ],
+  });
+  await using editor = await startAcp({ model });
+  const { sessionId } = await editor.agent.request("session/new", {
+    cwd: editor.cwd,
+    mcpServers: [],
+  });
+  await editor.agent.request("session/set_mode", { sessionId, modeId: "plan" });
+  await assert.rejects(
+    editor.agent.request("session/set_mode", { sessionId, modeId: "yolo" }),
+    (error: { code?: number }) => error.code === -32602,
+  );
+  const file = join(editor.cwd, "spec.md");
+  const done = await editor.agent.request("session/prompt", {
+    sessionId,
+    prompt: [
+      { type: "text", text: "Follow" },
+      {
+        type: "resource",
+        resource: {
+          uri: `file://${file}`,
+          text: "# The spec\nWrite x.txt",
+          mimeType: "text/markdown",
+        },
+      },
+      { type: "resource_link", uri: `file://${join(editor.cwd, "other.md")}`, name: "other.md" },
+    ],
+  });
+  assert.equal(done.stopReason, "end_turn");
+  assert.equal(editor.questions.length, 0, "plan mode does not ask: it refuses");
+  assert.equal(editor.writes.length, 0);
+  const sent = String(wireMessages(model.requests[0]).find((m) => m.role === "user")?.content);
+  assert.match(sent, /<file path="[^"]*spec\.md">\n# The spec\nWrite x\.txt\n<\/file>/);
+  assert.match(sent, /@\/.*other\.md/);
+  const refused = wireMessages(model.requests[1]).find((message) => message.tool_call_id === "w1");
+  assert.match(String(refused?.content), /plan mode/);
+  assert.deepEqual(editor.problems, []);
+});
