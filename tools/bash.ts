@@ -7,12 +7,20 @@
  */
 
 import { z } from "zod";
-import { sleep } from "../lib/async.ts";
 import { prepareSandbox } from "../lib/sandbox/bubblewrap.ts";
 import type { Leftover } from "../lib/sandbox/leftovers.ts";
-import { _collect } from "./bash_output.ts";
+import { _groupSignaller, _killGroup } from "./bash_kill.ts";
+import { _collect, _ended, _seconds } from "./bash_output.ts";
+import { _runInTerminal, type BashTerminal } from "./bash_terminal.ts";
 import { _hostEnv, sandboxEnv } from "../lib/sandbox/env.ts";
 import { defineTool, type Tool, type ToolOutput } from "../lib/tool.ts";
+
+export type {
+  BashExitStatus,
+  BashTerminal,
+  BashTerminalHandle,
+  BashTerminalSpec,
+} from "./bash_terminal.ts";
 
 /**
  * The `bash` tool's sandbox: the `bwrap` to run commands with and what they may do (see
@@ -64,6 +72,17 @@ export interface BashToolOptions {
    * refilled by `sandboxEnv`; or, given `{ refuse }`, fails every call with that message.
    */
   sandbox?: BashSandbox;
+  /**
+   * A terminal of the host program (an editor) to run each command in, so that the user watches
+   * it run: the same program and arguments (`bwrap …` in the sandbox, else the shell), started,
+   * killed on timeout or cancellation, and released by the host. In the sandbox, bwrap clears
+   * the terminal's environment and sets the sandbox's (`--clearenv`, `--setenv`), so the host's
+   * variables never reach the command; without it, `env` is added to the terminal's. The host
+   * keeps the output to a byte budget (the beginning goes first; the output says so), and
+   * stopping what the command left in the background is the host's part. `metadata.terminalId`
+   * names the terminal.
+   */
+  terminal?: BashTerminal;
 }
 
 /** The input of the `bash` tool. */
@@ -149,6 +168,8 @@ export function createBashTool(options: BashToolOptions = {}): Tool<BashInput> {
         timeoutMs: timeout ?? defaultTimeoutMs,
         maxOutputChars,
         graceMs,
+        terminal: options.terminal,
+        toolCallId: ctx.toolCallId,
       });
     },
   });
@@ -175,6 +196,22 @@ interface _RunOptions {
   timeoutMs: number;
   maxOutputChars: number;
   graceMs: number;
+  terminal?: BashTerminal;
+  toolCallId: string;
+}
+
+/**
+ * What runs, worked out once for `Deno.Command` and for a terminal alike: the program and its
+ * arguments, the environment (the sandbox's whole environment when `clearEnv`, else variables
+ * added to the inherited one), and, in the sandbox, what to do once it has ended.
+ */
+interface _Launch {
+  program: string;
+  args: string[];
+  env?: Record<string, string>;
+  clearEnv: boolean;
+  release: () => void;
+  checkLeftovers: () => Promise<Leftover[]>;
 }
 
 async function _run(
@@ -185,10 +222,22 @@ async function _run(
 ): Promise<ToolOutput> {
   signal.throwIfAborted();
   const started = performance.now();
-  const { child, release, checkLeftovers } = await _spawn(command, cwd, options);
+  const launch = _launch(command, cwd, options);
+  const { release, checkLeftovers } = launch;
+  const child = options.terminal ? undefined : await _spawn(launch, cwd, options);
   let outcome: ToolOutput | undefined;
   try {
-    outcome = await _outcome(child, command, started, signal, options);
+    outcome = child
+      ? await _outcome(child, command, started, signal, options)
+      : await _runInTerminal(options.terminal!, _inTerminal(launch, command), {
+        toolCallId: options.toolCallId,
+        cwd,
+        signal,
+        timeoutMs: options.timeoutMs,
+        maxOutputChars: options.maxOutputChars,
+        graceMs: options.graceMs,
+        sandboxed: options.sandbox !== undefined,
+      });
   } finally {
     // Only once nothing of the sandbox is left: what stands in place of absent protected files,
     // and what the command left in git's index that would run code outside the sandbox.
@@ -247,42 +296,23 @@ async function _outcome(
     signal.removeEventListener("abort", onAbort);
   }
   // Whether the command finished or not, nothing of its process group outlives the call.
-  await _killGroup(_groupSignaller(child, options), () => exited, options.graceMs);
+  await _killGroup(_groupSignaller(child, options.shell), () => exited, options.graceMs);
   const { code, signal: exitSignal } = await status;
   const said = (await setup?.finish(_DRAIN_MS))?.trim();
   const text = (said ? `${said}\n` : "") + await output.finish(_DRAIN_MS);
 
-  const durationMs = Math.round(performance.now() - started);
-  const timedOut = killed === "timeout";
-  let footer: string;
-  if (timedOut) footer = `[killed: timed out after ${_seconds(options.timeoutMs)}]`;
-  else if (killed === "cancel") footer = "[killed: cancelled]";
-  else if (exitSignal !== null) footer = `[killed by ${exitSignal}]`;
-  else footer = `[exit code ${code}]`;
-  const isError = killed !== undefined || exitSignal !== null || code !== 0;
-  const firstLine = command.trim().split("\n")[0];
-  const shown = firstLine.length > 60 ? `${firstLine.slice(0, 59)}…` : firstLine;
-  const outcome = footer.slice(1, -1);
-  return {
-    output: text === "" ? footer : `${text}${text.endsWith("\n") ? "" : "\n"}${footer}`,
-    isError,
-    display: `$ ${shown}  (${outcome}, ${(durationMs / 1000).toFixed(1)} s)`,
-    metadata: {
-      exitCode: killed === undefined ? code : null,
-      timedOut,
-      durationMs,
-      sandboxed: options.sandbox !== undefined,
-    },
-  };
+  return _ended(text, command, {
+    killed,
+    code,
+    signal: exitSignal,
+    timeoutMs: options.timeoutMs,
+    durationMs: Math.round(performance.now() - started),
+    sandboxed: options.sandbox !== undefined,
+  });
 }
 
-async function _spawn(
-  command: string,
-  cwd: string,
-  options: _RunOptions,
-): Promise<
-  { child: Deno.ChildProcess; release: () => void; checkLeftovers: () => Promise<Leftover[]> }
-> {
+/** Works out what runs, and prepares the sandbox when there is one (see {@link _Launch}). */
+function _launch(command: string, cwd: string, options: _RunOptions): _Launch {
   const sandbox = options.sandbox;
   // Merge stderr into stdout, then run the command in a fresh shell on the merged output, so
   // that even its syntax errors are shown, with the right line numbers. In the sandbox the outer
@@ -294,30 +324,76 @@ async function _spawn(
     ? 'exec 2>/dev/null; "$0" -c "$1" 2>&1; exit $?'
     : 'exec 2>&1; exec "$0" -c "$1"';
   const shell = [options.shell, "-c", wrapper, options.shell, command];
-  let program = options.shell;
-  let spawn: Deno.CommandOptions = { args: shell.slice(1), env: options.env, stderr: "null" };
-  let release = () => {};
-  let checkLeftovers = () => Promise.resolve<Leftover[]>([]);
-  if (sandbox) {
-    // The child gets exactly this environment, so that it never holds the secrets.
-    const env = sandboxEnv({ ..._hostEnv(), ...options.env }, sandbox.secretNames);
-    program = sandbox.bwrap;
-    const prepared = prepareSandbox({ ...sandbox, command: shell, cwd, home: env.HOME });
-    release = prepared.release;
-    checkLeftovers = prepared.checkLeftovers;
-    spawn = { args: prepared.args, env, clearEnv: true, stderr: "piped" };
+  if (!sandbox) {
+    return {
+      program: options.shell,
+      args: shell.slice(1),
+      env: options.env,
+      clearEnv: false,
+      release: () => {},
+      checkLeftovers: () => Promise.resolve([]),
+    };
   }
+  // The child gets exactly this environment, so that it never holds the secrets.
+  const env = sandboxEnv({ ..._hostEnv(), ...options.env }, sandbox.secretNames);
+  const prepared = prepareSandbox({ ...sandbox, command: shell, cwd, home: env.HOME });
+  return {
+    program: sandbox.bwrap,
+    args: prepared.args,
+    env,
+    clearEnv: true,
+    release: prepared.release,
+    checkLeftovers: prepared.checkLeftovers,
+  };
+}
+
+/**
+ * The launch as a terminal of the host starts it. The terminal adds to an environment of its
+ * own, which may hold the host's secrets: where the command must see exactly the sandbox's,
+ * bwrap clears it and sets each variable (before its own `--setenv`s, which then win), and the
+ * terminal adds nothing.
+ */
+function _inTerminal(
+  launch: _Launch,
+  command: string,
+): { program: string; args: string[]; env: Record<string, string>; command: string } {
+  if (!launch.clearEnv) {
+    return { program: launch.program, args: launch.args, env: launch.env ?? {}, command };
+  }
+  const setenv = Object.entries(launch.env ?? {}).flatMap(([name, value]) => [
+    "--setenv",
+    name,
+    value,
+  ]);
+  return {
+    program: launch.program,
+    args: ["--clearenv", ...setenv, ...launch.args],
+    env: {},
+    command,
+  };
+}
+
+/** Starts the launch with `Deno.Command`; on failure, releases the sandbox and says why. */
+async function _spawn(
+  launch: _Launch,
+  cwd: string,
+  options: _RunOptions,
+): Promise<Deno.ChildProcess> {
+  const sandbox = options.sandbox;
   try {
-    const child = new Deno.Command(program, {
-      ...spawn,
+    return new Deno.Command(launch.program, {
+      args: launch.args,
+      env: launch.env,
+      clearEnv: launch.clearEnv,
       cwd,
       stdin: "null",
       stdout: "piped",
+      // bwrap's own complaints are read apart; the command's stderr goes to stdout.
+      stderr: sandbox ? "piped" : "null",
       detached: true,
     }).spawn();
-    return { child, release, checkLeftovers };
   } catch (error) {
-    release();
+    launch.release();
     if (!(error instanceof Deno.errors.NotFound)) throw error;
     const cwdExists = await Deno.stat(cwd).then((info) => info.isDirectory, () => false);
     if (!cwdExists) {
@@ -333,71 +409,4 @@ async function _spawn(
       `The shell "${options.shell}" was not found: install it or configure another shell.`,
     );
   }
-}
-
-/** Sends a signal to the command's process group; false when the group no longer exists. */
-type _Signaller = (signal: Deno.Signal) => Promise<boolean>;
-
-/**
- * How to signal the command's process group with what Deno already grants, so that a command
- * Deno was allowed to run never makes it ask again (`Deno.kill` needs all of `run`): with all of
- * `run` granted, `Deno.kill`; else, when Deno grants the shell (it ran the command, or the
- * sandbox's commands), the shell's own `kill`; else the group's leader through its handle,
- * which in the sandbox is bwrap, whose death ends everything inside.
- */
-function _groupSignaller(child: Deno.ChildProcess, options: _RunOptions): _Signaller {
-  const granted = (descriptor: Deno.RunPermissionDescriptor) =>
-    Deno.permissions.querySync(descriptor).state === "granted";
-  if (granted({ name: "run" })) {
-    return (signal) => Promise.resolve(_attempt(() => Deno.kill(-child.pid, signal)));
-  }
-  const leader = (signal: Deno.Signal) => _attempt(() => child.kill(signal));
-  if (granted({ name: "run", command: options.shell })) {
-    return async (signal) => {
-      try {
-        const { success } = await new Deno.Command(options.shell, {
-          args: ["-c", 'kill -s "$0" -- "-$1" 2>/dev/null', signal.slice(3), String(child.pid)],
-          clearEnv: true,
-          stdin: "null",
-          stdout: "null",
-          stderr: "null",
-        }).output();
-        return success;
-      } catch {
-        // No process can start (the user's process limit is reached): the leader, at least.
-        return leader(signal);
-      }
-    };
-  }
-  return (signal) => Promise.resolve(leader(signal));
-}
-
-/** SIGTERM to the group, then SIGKILL once the grace is over if anything may still be alive. */
-async function _killGroup(
-  signal: _Signaller,
-  exited: () => boolean,
-  graceMs: number,
-): Promise<void> {
-  if (!await signal("SIGTERM")) return;
-  // SIGCONT wakes stopped processes so they can handle SIGTERM, and probes whether any is left.
-  const deadline = performance.now() + graceMs;
-  while (performance.now() < deadline) {
-    if (exited() && !await signal("SIGCONT")) return;
-    await sleep(20);
-  }
-  await signal("SIGKILL");
-}
-
-/** Whether `send` went through (it throws when no process is left to signal). */
-function _attempt(send: () => void): boolean {
-  try {
-    send();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function _seconds(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }

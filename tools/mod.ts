@@ -38,7 +38,16 @@ import { webSearchFromEnv } from "./web_search.ts";
 import { createWriteTool } from "./write.ts";
 
 export { CAPABILITIES } from "../lib/tool.ts";
-export { type BashInput, type BashSandbox, type BashToolOptions, createBashTool } from "./bash.ts";
+export {
+  type BashExitStatus,
+  type BashInput,
+  type BashSandbox,
+  type BashTerminal,
+  type BashTerminalHandle,
+  type BashTerminalSpec,
+  type BashToolOptions,
+  createBashTool,
+} from "./bash.ts";
 export { createEditTool, type EditInput } from "./edit.ts";
 export { createFetchTool, type FetchInput, type FetchToolOptions } from "./fetch.ts";
 export {
