@@ -51,7 +51,44 @@ export interface BashTerminalHandle {
   release(): Promise<void>;
 }
 
-/** A terminal the host program shows the user, in which `bash` runs its commands. */
+/**
+ * A terminal the host program shows the user, in which `bash` runs its commands (see
+ * `BashToolOptions.terminal`).
+ *
+ * @example A host that runs each command to its end
+ * ```ts
+ * import { type BashTerminal, createBashTool } from "./mod.ts";
+ * const terminal: BashTerminal = {
+ *   create(spec) {
+ *     const env = { ...Deno.env.toObject(), ...spec.env };
+ *     const { command, args, cwd } = spec;
+ *     const run = new Deno.Command(command, { args, cwd, env, stdin: "null" }).output();
+ *     const exit = run.then(({ code, signal }) => ({ exitCode: code, signal }));
+ *     return Promise.resolve({
+ *       id: "terminal-1",
+ *       output: async () => ({
+ *         output: new TextDecoder().decode((await run).stdout),
+ *         truncated: false,
+ *         exitStatus: await exit,
+ *       }),
+ *       waitForExit: () => exit,
+ *       kill: () => Promise.resolve(),
+ *       release: () => Promise.resolve(),
+ *     });
+ *   },
+ * };
+ * const bash = createBashTool({ terminal });
+ * const result = await bash.execute({ command: "echo hi >&2" }, {
+ *   cwd: Deno.cwd(),
+ *   signal: new AbortController().signal,
+ *   toolCallId: "1",
+ * });
+ * if (typeof result === "string" || result.output !== "hi\n[exit code 0]") {
+ *   throw new Error("unexpected");
+ * }
+ * if (result.metadata?.terminalId !== "terminal-1") throw new Error("unexpected");
+ * ```
+ */
 export interface BashTerminal {
   /** Starts `command args…` in `cwd`; `env` is added to the terminal's environment. */
   create(spec: BashTerminalSpec): Promise<BashTerminalHandle>;
