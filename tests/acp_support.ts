@@ -80,6 +80,21 @@ function _checker(from: string, problems: string[], asked: Map<unknown, string>)
   };
 }
 
+/**
+ * What the schema says of one message sent by `from` (`agent` or `editor`), given the method of
+ * the request it answers when it is a response: the problems found, none when it is valid.
+ */
+export function schemaProblems(
+  from: "agent" | "editor",
+  message: Record<string, unknown>,
+  answers?: string,
+): string[] {
+  const problems: string[] = [];
+  const answered = new Map<unknown, string>(answers ? [[message.id, answers]] : []);
+  _checker(from, problems, new Map())(message, answered);
+  return problems;
+}
+
 /** A terminal the editor runs a command in: a real process. */
 interface _Terminal {
   child: Deno.ChildProcess;
@@ -145,6 +160,8 @@ export interface StartAcpOptions {
   dataDir?: string;
   /** A working directory to use (default a new one, removed on dispose). */
   cwd?: string;
+  /** Deno's permission flags (default `-A`). */
+  permissions?: string[];
 }
 
 /** Starts `agent acp` and initializes it as an editor would. */
@@ -157,7 +174,15 @@ export async function startAcp(
   const cwd = options.cwd ?? join(root, "work");
   for (const dir of [home, dataDir, cwd]) await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MOD, "acp", "-m", "openai/test", ...(options.args ?? [])],
+    args: [
+      "run",
+      ...(options.permissions ?? ["-A"]),
+      MOD,
+      "acp",
+      "-m",
+      "openai/test",
+      ...(options.args ?? []),
+    ],
     cwd: root,
     clearEnv: true,
     env: {

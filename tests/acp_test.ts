@@ -9,7 +9,7 @@ import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startMockOpenAIServer } from "../lib/testing/mod.ts";
-import { answerText, startAcp, updatesOf } from "./acp_support.ts";
+import { answerText, schemaProblems, startAcp, updatesOf } from "./acp_support.ts";
 import { wireMessages } from "./openai_support.ts";
 import { EVERYTHING_RUN } from "./mcp_support.ts";
 
@@ -400,5 +400,139 @@ Deno.test("agent acp: plan mode set by the editor refuses changes without asking
   assert.match(sent, /@\/.*other\.md/);
   const refused = wireMessages(model.requests[1]).find((message) => message.tool_call_id === "w1");
   assert.match(String(refused?.content), /plan mode/);
+  assert.deepEqual(editor.problems, []);
+});
+
+Deno.test("agent acp: the schema check refuses what breaks the protocol", () => {
+  const update = (update: unknown) => ({
+    jsonrpc: "2.0",
+    method: "session/update",
+    params: { sessionId: "s", update },
+  });
+  assert.deepEqual(
+    schemaProblems("agent", update({ sessionUpdate: "tool_call", toolCallId: "1", title: "ls" })),
+    [],
+  );
+  assert.equal(
+    schemaProblems("agent", update({ sessionUpdate: "tool_call", toolCallId: "1", kind: "ls" }))
+      .length,
+    1,
+  );
+  assert.equal(
+    schemaProblems(
+      "agent",
+      { jsonrpc: "2.0", id: 1, result: { stopReason: "done" } },
+      "session/prompt",
+    )
+      .length,
+    1,
+  );
+  assert.deepEqual(
+    schemaProblems(
+      "agent",
+      { jsonrpc: "2.0", id: 1, result: { stopReason: "cancelled" } },
+      "session/prompt",
+    ),
+    [],
+  );
+});
+
+Deno.test("agent acp: no secret the run knows reaches the editor", async () => {
+  const key = "sk-acp-test-key-000000000000";
+  await using model = startMockOpenAIServer({
+    replies: [
+      { toolCalls: [{ id: "r1", name: "read", arguments: { path: "leak.txt" } }] },
+      { text: ["The key is sk-acp-", "test-key-000000000000, ", "done."] },
+    ],
+  });
+  await using editor = await startAcp({ model, clientCapabilities: {} });
+  await Deno.writeTextFile(join(editor.cwd, "leak.txt"), `OPENAI_API_KEY=${key}\n`);
+  const { sessionId } = await editor.agent.request("session/new", {
+    cwd: editor.cwd,
+    mcpServers: [],
+  });
+  await editor.agent.request("session/prompt", {
+    sessionId,
+    prompt: [{ type: "text", text: "Read leak.txt" }],
+  });
+  const sent = JSON.stringify(editor.updates);
+  assert.ok(!sent.includes(key), "the key reached the editor");
+  assert.match(answerText(editor, sessionId), /The key is .*done\./);
+  assert.match(sent, /\[redacted\]/);
+  assert.deepEqual(editor.problems, []);
+});
+
+Deno.test("agent acp: an editor without file system or terminal gets the agent's own tools; Deno's grants bound what is offered", async () => {
+  await using model = startMockOpenAIServer({
+    replies: [
+      {
+        toolCalls: [{
+          id: "w1",
+          name: "write",
+          arguments: { path: "out.txt", content: "on disk" },
+        }],
+      },
+      { text: "Written." },
+    ],
+  });
+  await using editor = await startAcp({
+    model,
+    clientCapabilities: {},
+    args: ["--sandbox", "off"],
+  });
+  editor.answers.push("allow_once");
+  const { sessionId } = await editor.agent.request("session/new", {
+    cwd: editor.cwd,
+    mcpServers: [],
+  });
+  await editor.agent.request("session/prompt", {
+    sessionId,
+    prompt: [{ type: "text", text: "Write out.txt" }],
+  });
+  assert.equal(await Deno.readTextFile(join(editor.cwd, "out.txt")), "on disk");
+  assert.equal(editor.writes.length + editor.reads.length, 0);
+  const edit = updatesOf(editor, "tool_call_update", sessionId).find((update) => update.status);
+  assert.deepEqual(edit?.content?.[0], {
+    type: "diff",
+    path: join(editor.cwd, "out.txt"),
+    oldText: null,
+    newText: "on disk",
+  });
+  assert.deepEqual(editor.problems, []);
+
+  // Without --allow-run, no shell, whatever the editor offers.
+  await using limited = await startAcp({
+    model: startMockOpenAIServer({ replies: [{ text: "ok" }] }),
+    permissions: ["--allow-read", "--allow-write", "--allow-env", "--allow-net", "--allow-sys"],
+  });
+  const other = await limited.agent.request("session/new", { cwd: limited.cwd, mcpServers: [] });
+  await limited.agent.request("session/prompt", {
+    sessionId: other.sessionId,
+    prompt: [{ type: "text", text: "/tools" }],
+  });
+  const said = answerText(limited, other.sessionId);
+  assert.match(said, /Tools offered: read/);
+  assert.match(said, /Not offered: bash/);
+  assert.deepEqual(limited.problems, []);
+});
+
+Deno.test("agent acp: an untrusted project's MCP servers do not start; what it says goes to stderr", async () => {
+  await using model = startMockOpenAIServer({ replies: [{ text: "Hi." }] });
+  await using editor = await startAcp({ model });
+  const marker = join(editor.cwd, "ran");
+  await Deno.writeTextFile(
+    join(editor.cwd, ".mcp.json"),
+    JSON.stringify({ mcpServers: { evil: { command: "sh", args: ["-c", `touch ${marker}`] } } }),
+  );
+  const { sessionId } = await editor.agent.request("session/new", {
+    cwd: editor.cwd,
+    mcpServers: [],
+  });
+  await editor.agent.request("session/prompt", {
+    sessionId,
+    prompt: [{ type: "text", text: "Hello" }],
+  });
+  await assert.rejects(Deno.stat(marker), Deno.errors.NotFound);
+  assert.match(editor.stderr(), /not trusted/);
   assert.deepEqual(editor.problems, []);
 });
