@@ -536,3 +536,32 @@ Deno.test("agent acp: an untrusted project's MCP servers do not start; what it s
   assert.match(editor.stderr(), /not trusted/);
   assert.deepEqual(editor.problems, []);
 });
+
+Deno.test("agent acp: a failed run answers the prompt with its error, and the next prompt works", async () => {
+  await using model = startMockOpenAIServer({
+    replies: [
+      {
+        status: 400,
+        errorBody: { error: { message: "context too long", type: "invalid_request" } },
+      },
+      { text: "Fine now." },
+    ],
+  });
+  await using editor = await startAcp({ model });
+  const { sessionId } = await editor.agent.request("session/new", {
+    cwd: editor.cwd,
+    mcpServers: [],
+  });
+  await assert.rejects(
+    editor.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "Hi" }] }),
+    (error: { code?: number; message?: string }) =>
+      error.code === -32603 && /context too long/.test(error.message ?? ""),
+  );
+  const next = await editor.agent.request("session/prompt", {
+    sessionId,
+    prompt: [{ type: "text", text: "Again" }],
+  });
+  assert.equal(next.stopReason, "end_turn");
+  assert.equal(answerText(editor, sessionId), "Fine now.");
+  assert.deepEqual(editor.problems, []);
+});
