@@ -28,6 +28,8 @@ export const PROMPTS = {
   follow: "FOLLOW up",
   /** Answers only after a minute. */
   slow: "SLOW task",
+  /** Writes out.txt, then says what the tool answered. */
+  write: "WRITE out.txt",
   /** Reads a file named by the API key, then says the key. */
   leak: "LEAK the key",
 } as const;
@@ -38,19 +40,31 @@ export const API_KEY = "sk-mcp-test-0123456789abcdef";
 /** The mock model's answer to a request: by the task's prompt, and what is answered so far. */
 export function mockReply(body: Record<string, unknown>): MockReply {
   const messages = body.messages as { role: string; content?: unknown }[];
-  const last = messages.at(-1)!;
-  const asked = String(messages.findLast((message) => message.role === "user")?.content ?? "");
+  // The task's prompt: the last user message that is one (a plan-mode note may follow it).
+  const known = Object.values(PROMPTS) as string[];
+  const at = messages.findLastIndex((message) =>
+    message.role === "user" && known.some((prompt) => String(message.content).includes(prompt))
+  );
+  const asked = at < 0 ? "" : String(messages[at].content);
+  // The tool's answer to this task, once it ran.
+  const tool = messages.slice(at).findLast((message) => message.role === "tool");
+  const answer = tool && String(tool.content);
   if (asked.includes(PROMPTS.leak)) {
-    return last.role === "tool"
+    return answer !== undefined
       ? { text: `The key is ${API_KEY}` }
       : { toolCalls: [{ name: "read", arguments: { path: `${API_KEY}.txt` } }] };
   }
-  if (last.role === "tool") {
-    const read = String(last.content).includes("buy oat milk");
-    return { text: read ? "The note says: buy oat milk" : "The note could not be read." };
+  if (asked.includes(PROMPTS.write)) {
+    return answer !== undefined
+      ? { text: `The tool said: ${answer}` }
+      : { toolCalls: [{ name: "write", arguments: { path: "out.txt", content: "written" } }] };
   }
   if (asked.includes(PROMPTS.read)) {
-    return { toolCalls: [{ name: "read", arguments: { path: "notes.txt" } }] };
+    if (answer === undefined) {
+      return { toolCalls: [{ name: "read", arguments: { path: "notes.txt" } }] };
+    }
+    const read = answer.includes("buy oat milk");
+    return { text: read ? "The note says: buy oat milk" : "The note could not be read." };
   }
   if (asked.includes(PROMPTS.follow)) return { text: "Followed up." };
   if (asked.includes(PROMPTS.slow)) return { text: "Too late.", delayMs: 60_000 };

@@ -6,6 +6,7 @@
 
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { startMockOpenAIServer } from "../lib/testing/mod.ts";
 import {
   API_KEY,
@@ -119,6 +120,19 @@ Deno.test("agent mcp on stdio: tools, tasks, follow-ups, progress, cancelling", 
     assert.equal(stopped.status, "max_turns");
     assert.equal(stopped.turns, 1);
     assert.match((result.content as { text: string }[])[0].text, /limit of 1 turn .*continue_task/);
+  });
+
+  await t.step("permission_mode plan narrows: the task changes nothing", async () => {
+    const result = await client.callTool({
+      name: "run_task",
+      arguments: { prompt: PROMPTS.write, permission_mode: "plan" },
+    });
+    const text = (result.structuredContent as unknown as TaskResult).text;
+    assert.match(text, /plan mode only looks/);
+    await assert.rejects(Deno.stat(join(server.setup.cwd, "out.txt")), Deno.errors.NotFound);
+    // Without it, the server's own mode lets the write through (Deno grants it).
+    await client.callTool({ name: "run_task", arguments: { prompt: PROMPTS.write } });
+    assert.equal(await Deno.readTextFile(join(server.setup.cwd, "out.txt")), "written");
   });
 
   await t.step("a working directory that does not exist is a tool error", async () => {

@@ -114,8 +114,13 @@ export interface McpTasks {
  */
 export function mcpTasks(options: CliArgs, host: TaskHost): McpTasks {
   const stopping = new AbortController();
-  /** Each task, until it has ended and closed what it prepared. */
+  /** The tasks going, and the tasks that ended closing what they prepared. */
   const going = new Set<Promise<unknown>>();
+  const closing = new Set<Promise<unknown>>();
+  const track = (set: Set<Promise<unknown>>, promise: Promise<unknown>) => {
+    set.add(promise);
+    promise.finally(() => set.delete(promise)).catch(() => {});
+  };
   /** Warnings said once: each task's run is prepared anew and finds the same ones. */
   const warned = new Set<string>();
   const warn = (text: string) => {
@@ -145,18 +150,21 @@ export function mcpTasks(options: CliArgs, host: TaskHost): McpTasks {
       return _failure(host.redact(_message(error)));
     }
     _narrow(prepared, request.permissionMode);
-    const done = _runPrepared(prepared, taskOptions, request.prompt, { ...context, signal }, host);
-    const closing = done.then((ran) => ran.closing);
-    going.add(closing);
-    closing.finally(() => going.delete(closing));
-    return (await done).outcome;
+    const ran = await _runPrepared(
+      prepared,
+      taskOptions,
+      request.prompt,
+      { ...context, signal },
+      host,
+    );
+    track(closing, ran.closing);
+    return ran.outcome;
   };
 
   return {
     run: (request, context = {}) => {
       const task = run(request, context);
-      going.add(task);
-      task.finally(() => going.delete(task));
+      track(going, task);
       return task;
     },
     get running() {
@@ -164,7 +172,7 @@ export function mcpTasks(options: CliArgs, host: TaskHost): McpTasks {
     },
     async stop() {
       stopping.abort();
-      while (going.size > 0) await Promise.allSettled([...going]);
+      while (going.size + closing.size > 0) await Promise.allSettled([...going, ...closing]);
     },
   };
 }
