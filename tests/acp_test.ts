@@ -8,6 +8,7 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { detectSandbox } from "../lib/sandbox/detect.ts";
 import { startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { answerText, schemaProblems, startAcp, updatesOf } from "./acp_support.ts";
 import { wireMessages } from "./openai_support.ts";
@@ -564,4 +565,53 @@ Deno.test("agent acp: a failed run answers the prompt with its error, and the ne
   assert.equal(next.stopReason, "end_turn");
   assert.equal(answerText(editor, sessionId), "Fine now.");
   assert.deepEqual(editor.problems, []);
+});
+
+Deno.test({
+  name:
+    "agent acp: a command in the editor's terminal still runs in the sandbox, without the editor's secrets",
+  ignore: !(await detectSandbox()).available,
+  async fn() {
+    await using model = startMockOpenAIServer({
+      replies: [
+        {
+          toolCalls: [{
+            id: "b1",
+            name: "bash",
+            arguments: {
+              command:
+                'echo "secret=[$ACP_EDITOR_SECRET_TOKEN]"; touch "$HOME/escaped" || echo kept-out',
+            },
+          }],
+        },
+        { text: "Ran." },
+      ],
+    });
+    // The editor's own environment holds a secret its terminals would inherit.
+    Deno.env.set("ACP_EDITOR_SECRET_TOKEN", "editor-secret-value");
+    try {
+      await using editor = await startAcp({ model, args: ["--sandbox", "required"] });
+      editor.answers.push("allow_once");
+      const { sessionId } = await editor.agent.request("session/new", {
+        cwd: editor.cwd,
+        mcpServers: [],
+      });
+      await editor.agent.request("session/prompt", {
+        sessionId,
+        prompt: [{ type: "text", text: "Run it" }],
+      });
+      assert.equal(editor.terminals.length, 1);
+      const { request } = editor.terminals[0];
+      assert.match(request.command, /bwrap$/);
+      assert.ok(request.args?.includes("--clearenv"));
+      const result = wireMessages(model.requests[1]).find((message) =>
+        message.tool_call_id === "b1"
+      );
+      assert.match(String(result?.content), /secret=\[\]/);
+      assert.match(String(result?.content), /kept-out/);
+      assert.deepEqual(editor.problems, []);
+    } finally {
+      Deno.env.delete("ACP_EDITOR_SECRET_TOKEN");
+    }
+  },
 });
