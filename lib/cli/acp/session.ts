@@ -135,10 +135,13 @@ export async function openAcpSession(options: AcpSessionOptions): Promise<AcpSes
   const { id, client, capabilities } = options;
   const fs = capabilities.fs ?? {};
   const pending: Promise<unknown>[] = [];
+  let unsent = false;
   const notify = (update: SessionUpdate) => {
-    const sent = client.notify("session/update", { sessionId: id, update }).catch((error) =>
-      options.log(`agent: an update was not sent: ${(error as Error).message}`)
-    );
+    const sent = client.notify("session/update", { sessionId: id, update }).catch((error) => {
+      // The editor went away: said once, not once per token still streaming.
+      if (!unsent) options.log(`agent: updates are not sent: ${(error as Error).message}`);
+      unsent = true;
+    });
     pending.push(sent);
     if (pending.length > 256) pending.splice(0, 128);
   };
