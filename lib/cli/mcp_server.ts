@@ -68,6 +68,9 @@ export async function runMcpServer(options: CliArgs, io: McpServerIo): Promise<n
   const loading = loadLazy("mcp_server_sdk");
   loading.catch(() => {});
   const checked = await _checkConfiguration(options, io);
+  // The model's transport loads before the first task needs it (the OpenAI SDK for all but
+  // Anthropic's API).
+  if (!checked.modelSpec.startsWith("anthropic/")) loadLazy("openai_sdk").catch(() => {});
   if (http && !given && !checked.dataDir) {
     io.err(
       "agent: agent mcp --port needs a token and has nowhere to keep one for you alone: set " +
