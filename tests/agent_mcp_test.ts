@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { startMockOpenAIServer } from "../lib/testing/mod.ts";
 import {
   API_KEY,
+  mcpChild,
   mockReply,
   PROMPTS,
   requestFor,
@@ -263,6 +264,51 @@ Deno.test("agent mcp --port: token, 401s, foreign origins and hosts, Ctrl+C", as
     await client.close().catch(() => {});
     await assert.rejects(Deno.stat(server.tokenFile), Deno.errors.NotFound);
   });
+});
+
+Deno.test("agent mcp on stdio: a client that stops reading is gone, and the server stops", async () => {
+  await using model = startMockOpenAIServer({ replies: mockReply });
+  const setup = await mcpChild(model.url);
+  const child = new Deno.Command(Deno.execPath(), {
+    args: setup.args,
+    cwd: setup.cwd,
+    env: setup.env,
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stderr = new Response(child.stderr).text();
+  const input = child.stdin.getWriter();
+  const send = (message: unknown) =>
+    input.write(new TextEncoder().encode(`${JSON.stringify(message)}\n`));
+  await send({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "t", version: "1" },
+    },
+  });
+  const output = child.stdout.getReader();
+  const first = await output.read();
+  assert.match(new TextDecoder().decode(first.value), /"id":1/);
+  await output.cancel(); // the client stops reading: the answer below has nowhere to go
+  await send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  await send({
+    jsonrpc: "2.0",
+    id: 2,
+    method: "tools/call",
+    params: { name: "run_task", arguments: { prompt: PROMPTS.hello } },
+  });
+  const { code } = await child.status;
+  await input.close().catch(() => {});
+  const log = await stderr;
+  assert.equal(code, 0, log);
+  assert.match(log, /stopping \(the client went away\)/);
+  assert.doesNotMatch(log, /Uncaught|EPIPE/);
 });
 
 Deno.test("agent mcp: a bad flag exits 2, a missing key 1, each with a clear message", async () => {

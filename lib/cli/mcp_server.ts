@@ -175,6 +175,8 @@ async function _serveStdio(
   const onEnd = () => ended.resolve("the client went away");
   process.stdin.on("end", onEnd);
   process.stdin.on("close", onEnd);
+  // A client that stops reading (EPIPE) is gone too: nothing more can reach it.
+  process.stdout.on("error", onEnd);
   transport.onclose = onEnd;
   let interrupts = 0;
   const removeInterrupt = io.onInterrupt(() => {
@@ -196,6 +198,9 @@ async function _serveStdio(
     removeInterrupt();
     process.stdin.off("end", onEnd);
     process.stdin.off("close", onEnd);
+    // What is still written to a stdout that is gone fails there, not as an uncaught error.
+    process.stdout.on("error", () => {});
+    process.stdout.off("error", onEnd);
     await server.close().catch(() => {});
   }
   return 0;
