@@ -136,6 +136,18 @@ Deno.test("agent mcp on stdio: tools, tasks, follow-ups, progress, cancelling", 
     assert.equal(await Deno.readTextFile(join(server.setup.cwd, "out.txt")), "written");
   });
 
+  await t.step("a session that does not exist is a tool error", async () => {
+    const result = await client.callTool({
+      name: "continue_task",
+      arguments: { session_id: "ffffffff", prompt: PROMPTS.follow },
+    });
+    assert.equal(result.isError, true);
+    assert.match(
+      (result.content as { text: string }[])[0].text,
+      /No session matches "ffffffff"\. Give the sessionId a task returned/,
+    );
+  });
+
   await t.step("a working directory that does not exist is a tool error", async () => {
     const result = await client.callTool({
       name: "run_task",

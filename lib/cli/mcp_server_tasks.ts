@@ -190,7 +190,11 @@ async function _taskOptions(
   if (request.sessionId !== undefined) {
     const dir = defaultSessionsDir(host.env);
     if (!dir) throw new AgentError("No saved sessions here: set HOME or AGENT_DATA_DIR");
-    const loaded = await fileSessionStore({ dir, redact: host.redact }).load(request.sessionId);
+    const loaded = await fileSessionStore({
+      dir,
+      redact: host.redact,
+      listHint: "Give the sessionId a task returned, or its first characters",
+    }).load(request.sessionId);
     cwd = loaded.header.cwd;
     resume = loaded.header.id;
     // The session's own model, as it was last switched to.
