@@ -13,12 +13,21 @@
 import { resolve } from "node:path";
 import { startConversation } from "../conversation/driver.ts";
 import { AgentError } from "../errors.ts";
-import type { RunStatus } from "../events.ts";
 import { PERMISSION_MODES, type PermissionMode } from "../permissions/policy.ts";
 import { runLoops } from "../runloop/manager.ts";
 import { defaultSessionsDir, fileSessionStore, type Redactor } from "../session/mod.ts";
 import type { CliArgs } from "./args.ts";
 import { prepare, type Prepared } from "./prepare.ts";
+import {
+  briefInput,
+  counted,
+  taskFailure,
+  type TaskOutcome,
+  taskOutcome,
+  type TaskResult,
+} from "./mcp_server_outcome.ts";
+
+export type { TaskOutcome, TaskResult };
 
 /** What a caller asks for: a new task, or (with `sessionId`) more of a saved one. */
 export interface TaskRequest {
@@ -42,34 +51,6 @@ export interface TaskContext {
   signal?: AbortSignal;
   /** Hears each step: "turn 2", "turn 2: bash ls" (redacted). */
   progress?: (message: string) => void;
-}
-
-/** What a task ended with, as the `run_task` and `continue_task` tools return it. */
-export interface TaskResult {
-  /** The session the task is saved in: `continue_task` goes on with it. */
-  sessionId: string;
-  /** How the run ended. */
-  status: RunStatus;
-  /** The final answer. */
-  text: string;
-  /** Model calls made. */
-  turns: number;
-  /** Tool calls made. */
-  toolCalls: number;
-  /** Tokens used. */
-  usage: { inputTokens: number; outputTokens: number };
-  /** What went wrong, when the run failed. */
-  error?: string;
-}
-
-/** A task's answer to the caller: the text to show, and the result when the task ran. */
-export interface TaskOutcome {
-  /** What the caller reads. */
-  text: string;
-  /** Whether the task did not do what was asked (it could not start, failed, or was stopped). */
-  isError: boolean;
-  /** The run's result, when it ran. */
-  result?: TaskResult;
 }
 
 /** What the tasks need of the server. */
@@ -130,13 +111,13 @@ export function mcpTasks(options: CliArgs, host: TaskHost): McpTasks {
   };
 
   const run = async (request: TaskRequest, context: TaskContext): Promise<TaskOutcome> => {
-    if (stopping.signal.aborted) return _failure("The agent's MCP server is stopping");
+    if (stopping.signal.aborted) return taskFailure("The agent's MCP server is stopping");
     const signal = AbortSignal.any([stopping.signal, ...(context.signal ? [context.signal] : [])]);
     let taskOptions: CliArgs;
     try {
       taskOptions = await _taskOptions(options, request, host);
     } catch (error) {
-      return _failure(host.redact(_message(error)));
+      return taskFailure(host.redact(_message(error)));
     }
     let prepared: Prepared;
     try {
@@ -147,7 +128,7 @@ export function mcpTasks(options: CliArgs, host: TaskHost): McpTasks {
         interactive: false,
       });
     } catch (error) {
-      return _failure(host.redact(_message(error)));
+      return taskFailure(host.redact(_message(error)));
     }
     _narrow(prepared, request.permissionMode);
     const ran = await _runPrepared(
@@ -277,7 +258,7 @@ async function _runPrepared(
       recallTool: !options.tools || options.tools.includes("recall"),
     });
   } catch (error) {
-    return { outcome: _failure(redact(_message(error))), closing: closing() };
+    return { outcome: taskFailure(redact(_message(error))), closing: closing() };
   }
   const short = driver.conversation.id.slice(0, 8);
   host.log(redact(`agent: task ${short} started in ${setup.cwd} with ${prepared.modelSpec}`));
@@ -297,12 +278,12 @@ async function _runPrepared(
       const event = step.value;
       if (event.type === "turn_start") say(`turn ${turn = event.turn}`);
       else if (event.type === "tool_call") {
-        say(`turn ${turn}: ${event.name}${_brief(event.input)}`);
+        say(`turn ${turn}: ${event.name}${briefInput(event.input)}`);
       }
     }
     const result = step.value;
     const id = driver.conversation.saved ? result.sessionId : "";
-    outcome = _outcome({
+    outcome = taskOutcome({
       sessionId: id,
       status: result.status,
       text: redact(result.text),
@@ -312,64 +293,17 @@ async function _runPrepared(
       ...(result.error ? { error: redact(result.error.message) } : {}),
     });
     host.log(
-      `agent: task ${short} ${result.status} (${_count(result.turns, "turn")}, ` +
-        `${_count(result.toolCalls, "tool call")})`,
+      `agent: task ${short} ${result.status} (${counted(result.turns, "turn")}, ` +
+        `${counted(result.toolCalls, "tool call")})`,
     );
   } catch (error) {
-    outcome = _failure(redact(`The task failed: ${_message(error)}`));
+    outcome = taskFailure(redact(`The task failed: ${_message(error)}`));
     host.log(redact(`agent: task ${short} failed: ${_message(error)}`));
   }
   await driver.close().catch(() => {});
   return { outcome, closing: closing() };
 }
 
-/** The outcome of a task that ran, in words for the caller. */
-function _outcome(result: TaskResult): TaskOutcome {
-  const session = result.sessionId
-    ? ` Its session is ${result.sessionId}: go on with continue_task.`
-    : " Its session was not saved.";
-  const answer = result.text ? `\n\nIts last answer:\n${result.text}` : "";
-  switch (result.status) {
-    case "success":
-      return { text: result.text, isError: false, result };
-    case "max_turns":
-      return {
-        text: `The task stopped at its limit of ${_count(result.turns, "turn")} before it ` +
-          `finished.${session}${answer}`,
-        isError: true,
-        result,
-      };
-    case "aborted":
-      return { text: `The task was cancelled.${session}${answer}`, isError: true, result };
-    case "error":
-      return {
-        text: `The task failed: ${result.error ?? "unknown error"}.${session}${answer}`,
-        isError: true,
-        result,
-      };
-  }
-}
-
-function _failure(text: string): TaskOutcome {
-  return { text, isError: true };
-}
-
-/** A short form of a tool call's input: its first text argument, on one line. */
-function _brief(input: unknown): string {
-  if (typeof input !== "object" || input === null) return "";
-  const first = Object.values(input).find((value) => typeof value === "string") as
-    | string
-    | undefined;
-  if (!first) return "";
-  const line = first.replace(/\s+/g, " ").trim();
-  return line ? ` ${line.length > 60 ? `${line.slice(0, 59)}…` : line}` : "";
-}
-
 function _message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-/** "1 turn", "2 turns". */
-function _count(count: number, what: string): string {
-  return `${count} ${what}${count === 1 ? "" : "s"}`;
 }
