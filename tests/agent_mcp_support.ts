@@ -30,6 +30,8 @@ export const PROMPTS = {
   slow: "SLOW task",
   /** Writes out.txt, then says what the tool answered. */
   write: "WRITE out.txt",
+  /** The provider refuses it. */
+  fail: "FAIL at the provider",
   /** Reads a file named by the API key, then says the key. */
   leak: "LEAK the key",
 } as const;
@@ -67,6 +69,7 @@ export function mockReply(body: Record<string, unknown>): MockReply {
     return { text: read ? "The note says: buy oat milk" : "The note could not be read." };
   }
   if (asked.includes(PROMPTS.follow)) return { text: "Followed up." };
+  if (asked.includes(PROMPTS.fail)) return { status: 400 };
   if (asked.includes(PROMPTS.slow)) return { text: "Too late.", delayMs: 60_000 };
   return { text: "Hello back." };
 }

@@ -136,6 +136,15 @@ Deno.test("agent mcp on stdio: tools, tasks, follow-ups, progress, cancelling", 
     assert.equal(await Deno.readTextFile(join(server.setup.cwd, "out.txt")), "written");
   });
 
+  await t.step("a run that fails is a tool error that says what happened", async () => {
+    const result = await client.callTool({ name: "run_task", arguments: { prompt: PROMPTS.fail } });
+    assert.equal(result.isError, true);
+    const failed = result.structuredContent as unknown as TaskResult & { error?: string };
+    assert.equal(failed.status, "error");
+    assert.match(failed.error ?? "", /400/);
+    assert.match((result.content as { text: string }[])[0].text, /^The task failed: .*400/);
+  });
+
   await t.step("a session that does not exist is a tool error", async () => {
     const result = await client.callTool({
       name: "continue_task",
