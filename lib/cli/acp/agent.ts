@@ -25,6 +25,7 @@ import { MissingKeyError, resolveModel } from "../../providers/resolve.ts";
 import { type CliArgs, DEFAULT_MODEL } from "../args.ts";
 import { loadSettings } from "../settings.ts";
 import type { HeadlessIo } from "../headless.ts";
+import { batchedOutput } from "./batched_output.ts";
 import { AcpRequestError, type AcpSession, openAcpSession } from "./session.ts";
 
 /** The standard streams the protocol is spoken on (tests give their own). */
@@ -37,12 +38,15 @@ export interface AcpStreams {
 
 /**
  * Speaks ACP on stdio until the editor closes it (or SIGINT/SIGTERM); resolves to the exit code.
+ * Stdout is written in batches (see `batched_output.ts`), all of it before this resolves.
  */
 export async function runAcp(
   options: CliArgs,
   io: HeadlessIo & { env(name: string): string | undefined },
-  streams: AcpStreams = { input: Deno.stdin.readable, output: Deno.stdout.writable },
+  given?: AcpStreams,
 ): Promise<number> {
+  const stdout = given ? undefined : batchedOutput(Deno.stdout);
+  const streams = given ?? { input: Deno.stdin.readable, output: stdout!.writable };
   const acp = await loadLazy("acp_sdk");
   const log = (text: string) => io.err(`${text}\n`);
   const sessions = new Map<string, AcpSession>();
@@ -176,6 +180,8 @@ export async function runAcp(
         )
       ),
     );
+    // What is on its way goes out before the process ends, unless the editor stopped reading.
+    await stdout?.drained(5_000).catch(() => false);
   }
   return 0;
 }
