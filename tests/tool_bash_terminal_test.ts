@@ -317,7 +317,7 @@ Deno.test({
         context(ws),
         {
           terminal: host,
-          env: { GREETING: "hello" },
+          env: { GREETING: "hello", DATABASE_URL: "postgres://app:pw-in-url@db.example/x" },
           sandbox: { bwrap: BWRAP, writable: [ws], net: false },
         },
       );
@@ -337,6 +337,9 @@ Deno.test({
       assert.equal(spec.command, BWRAP);
       assert.deepEqual(spec.env, {});
       assert.equal(spec.args[0], "--clearenv");
+      // Other users read command lines: a URL's password is not on it, nor in the command.
+      assert.ok(!spec.args.some((arg) => arg.includes("pw-in-url")), spec.args.join(" "));
+      assert.ok(!result.output.includes("pw-in-url"));
       assert.ok(spec.args.includes("--die-with-parent") && spec.args.includes("--unshare-pid"));
       assert.deepEqual(spec.args.slice(spec.args.indexOf("--") + 1, -1), [
         "bash",

@@ -77,7 +77,9 @@ export interface BashToolOptions {
    * it run: the same program and arguments (`bwrap …` in the sandbox, else the shell), started,
    * killed on timeout or cancellation, and released by the host. In the sandbox, bwrap clears
    * the terminal's environment and sets the sandbox's (`--clearenv`, `--setenv`), so the host's
-   * variables never reach the command; without it, `env` is added to the terminal's. The host
+   * variables never reach the command — but for one whose value is a URL with a password in it
+   * (`DATABASE_URL`), left out, since a command line is visible to every user of the machine;
+   * without it, `env` is added to the terminal's. The host
    * keeps the output to a byte budget (the beginning goes first; the output says so), and
    * stopping what the command left in the background is the host's part. `metadata.terminalId`
    * names the terminal.
@@ -347,6 +349,9 @@ function _launch(command: string, cwd: string, options: _RunOptions): _Launch {
   };
 }
 
+/** A URL with a password in it (`postgres://user:password@host/db`). */
+const _URL_PASSWORD = /[a-z][\w+.-]*:\/\/[^\s/@:]*:[^\s/@]+@/i;
+
 /**
  * The launch as a terminal of the host starts it. The terminal adds to an environment of its
  * own, which may hold the host's secrets: where the command must see exactly the sandbox's,
@@ -360,11 +365,11 @@ function _inTerminal(
   if (!launch.clearEnv) {
     return { program: launch.program, args: launch.args, env: launch.env ?? {}, command };
   }
-  const setenv = Object.entries(launch.env ?? {}).flatMap(([name, value]) => [
-    "--setenv",
-    name,
-    value,
-  ]);
+  // A command line is there for every user of the machine to read (`ps`): a URL that carries a
+  // password stays off it, and out of the command.
+  const setenv = Object.entries(launch.env ?? {})
+    .filter(([, value]) => !_URL_PASSWORD.test(value))
+    .flatMap(([name, value]) => ["--setenv", name, value]);
   return {
     program: launch.program,
     args: ["--clearenv", ...setenv, ...launch.args],
