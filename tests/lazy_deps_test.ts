@@ -118,8 +118,10 @@ Deno.test("each package loaded on demand has a wrapper in lib/lazy/ that imports
 Deno.test("loadLazy() loads every wrapper module of lib/lazy/", async () => {
   const names = await wrapperNames();
   assert.deepEqual(names, [
+    "acp_sdk",
     "anthropic_sdk",
     "mcp_sdk",
+    "mcp_server_sdk",
     "node_html_markdown",
     "openai_sdk",
     "picomatch",
@@ -146,6 +148,15 @@ Deno.test("loadLazy() loads every wrapper module of lib/lazy/", async () => {
   assert(picomatch("*.ts")("a.ts"));
   const { NodeHtmlMarkdown } = await loadLazy("node_html_markdown");
   assert.equal(NodeHtmlMarkdown.translate("<b>x</b>"), "**x**");
+  const { agent, client, PROTOCOL_VERSION } = await loadLazy("acp_sdk");
+  assert.equal(typeof agent, "function");
+  assert.equal(typeof client, "function");
+  assert.equal(PROTOCOL_VERSION, 1);
+  const { McpServer, StdioServerTransport, WebStandardStreamableHTTPServerTransport } =
+    await loadLazy("mcp_server_sdk");
+  for (const made of [McpServer, StdioServerTransport, WebStandardStreamableHTTPServerTransport]) {
+    assert.equal(typeof made, "function");
+  }
 });
 
 Deno.test("the npm packages loadLazy() falls back on are those of deno.json's imports", () => {
