@@ -20,6 +20,7 @@ import {
   waitFor,
 } from "./agent_mcp_support.ts";
 import { wireMessages } from "./openai_support.ts";
+import { MAX_MCP_SESSIONS } from "../lib/cli/mcp_server_http.ts";
 import { runCli } from "./terminal_support.ts";
 
 /** The structured result of a task, as the tools declare it. */
@@ -270,6 +271,34 @@ Deno.test("agent mcp --port: token, 401s, foreign origins and hosts, Ctrl+C", as
     const answer = await new Response(conn.readable).text();
     assert.match(answer, /^HTTP\/1\.1 403/);
     assert.match(answer, /answers only at 127\.0\.0\.1/);
+  });
+
+  await t.step("sessions left open do not pile up: the one unused the longest goes", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i <= MAX_MCP_SESSIONS; i++) {
+      const response = await initialize({ authorization: `Bearer ${server.token}` });
+      assert.equal(response.status, 200);
+      await response.body?.cancel();
+      ids.push(response.headers.get("mcp-session-id")!);
+    }
+    const ping = (id: string) =>
+      fetch(server.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          authorization: `Bearer ${server.token}`,
+          "mcp-session-id": id,
+          "mcp-protocol-version": "2025-06-18",
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" }),
+      });
+    const first = await ping(ids[0]);
+    await first.body?.cancel();
+    assert.equal(first.status, 404, "the oldest session was closed");
+    const last = await ping(ids.at(-1)!);
+    await last.body?.cancel();
+    assert.equal(last.status, 200);
   });
 
   await t.step("Ctrl+C cancels the task going, which answers, and exits 0", async () => {

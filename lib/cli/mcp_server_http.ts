@@ -81,6 +81,9 @@ export function redactingToo(redact: Redactor, secret: string): Redactor {
   });
 }
 
+/** MCP sessions kept at most over HTTP. */
+export const MAX_MCP_SESSIONS = 64;
+
 /**
  * Serves the agent's MCP tools over Streamable HTTP until interrupted; resolves to the exit
  * code (2 when the address cannot be used, 1 when the token cannot be kept).
@@ -136,6 +139,9 @@ export async function serveMcpHttp(
     if (id) {
       const server = sessions.get(id);
       if (!server) return _jsonRpcError(404, "No such MCP session: initialize a new one");
+      // Kept in the order of use: the one unused the longest goes first when there are too many.
+      sessions.delete(id);
+      sessions.set(id, server);
       return await _transportOf(server).handleRequest(request);
     }
     if (request.method !== "POST") {
@@ -143,7 +149,16 @@ export async function serveMcpHttp(
     }
     const transport = new sdk.WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => crypto.randomUUID(),
-      onsessioninitialized: (sessionId) => void sessions.set(sessionId, server),
+      onsessioninitialized: (sessionId) => {
+        // Clients that leave without ending their session do not pile up: past the most kept,
+        // the session unused the longest is closed (its client, if it comes back, starts anew).
+        while (sessions.size >= MAX_MCP_SESSIONS) {
+          const [oldest, old] = sessions.entries().next().value!;
+          sessions.delete(oldest);
+          old.close().catch(() => {});
+        }
+        sessions.set(sessionId, server);
+      },
       onsessionclosed: (sessionId) => {
         sessions.delete(sessionId);
         server.close().catch(() => {});
