@@ -35,6 +35,7 @@ export type { ResponsesReasoning } from "./responses_request.ts";
 export { ANTHROPIC_BASE_URL, anthropicModel, type AnthropicModelOptions } from "./anthropic.ts";
 export type { ProviderModelOptions } from "./model_options.ts";
 export {
+  MissingKeyError,
   type ModelOverride,
   parseModelSpec,
   PROVIDER_NAMES,
