@@ -1,25 +1,29 @@
 /**
  * `agent acp` as an editor drives it, against the same run headless: `deno run -A bench/acp.ts
- * [--runs n] [--turns n] [--profile dir]`. The agent is a real child process on stdio, driven by
- * the ACP SDK's client side (`acp.client()` over `acp.ndJsonStream`); the model is the loopback
- * mock OpenAI server, in this process. Each figure is printed with its target.
+ * [--runs n] [--turns n] [--profile dir] [--checkout dir]`. The agent is a real child process on stdio, driven by
+ * the ACP SDK's client side (`acp.client()` over `acp.ndJsonStream`) in this process; the model is
+ * the loopback mock OpenAI server, in a process of its own (this file, run with `--mock`), so
+ * that the editor's work never delays an answer. Each figure is printed with its target.
  *
  * - Overhead per turn: the same scripted task of `turns` turns (default 50: a few streamed text
- *   deltas and a `read` of a small file each, so that no permission is asked, then the answer)
- *   run headless (`agent -p … --output json --sandbox off`, its `durationMs`) and as one
- *   `session/prompt` of `agent acp --sandbox off` (the prompt's round trip as the client sees
- *   it), with the client's file system capability off and on (on: each `read` is a
+ *   deltas and a `read` of two lines of a small file each, so that no permission is asked, then
+ *   the answer) run headless (`agent -p … --output json --sandbox off`, its `durationMs`) and as
+ *   one `session/prompt` of `agent acp --sandbox off` (the prompt's round trip as the client sees
+ *   it), with the client's file system capability off and on (on: each `read` is also a
  *   `fs/read_text_file` request to the client). Each run is a new process, so that both sides
  *   run as cold as a user's first task does; the three alternate run by run. Overhead per turn =
- *   (acp − headless) / turns (target ≤ 1 ms), beside the bytes of protocol per turn both ways.
- *   The same prompt in a second session of a process that ran one already shows it warm.
+ *   (median acp − median headless) / turns (target ≤ 1 ms), and the same round by round. Beside
+ *   it: the CPU time of the agent's JavaScript thread per turn during the prompt, and the bytes
+ *   and messages of protocol per turn, both ways. A second prompt, in a new session of the same
+ *   process, shows the agent warm.
  * - Cancel latency: a prompt streaming a long answer slowly (`eventDelayMs`), `session/cancel`
  *   sent after its first chunk; the time until the prompt answers `cancelled` (target ≤ 100 ms).
  * - Session start: `session/new` (the run prepared in the editor's directory), the first of a
  *   process and those after; `session/load` of a saved `turns`-turn session (its replay), in a
  *   new process and again in the same one.
  *
- * `--profile dir` starts every agent child with `--cpu-prof --cpu-prof-dir=dir`.
+ * `--profile dir` starts every agent child with `--cpu-prof --cpu-prof-dir=dir` (one profile a
+ * process, written when it exits); `--checkout dir` runs the agent of another checkout.
  */
 
 import * as acp from "@agentclientprotocol/sdk";
@@ -35,6 +39,7 @@ const { values: flags } = parseArgs({
     runs: { type: "string", default: "7" },
     turns: { type: "string", default: "50" },
     profile: { type: "string" },
+    checkout: { type: "string" },
     mock: { type: "boolean" },
   },
 });
@@ -44,7 +49,9 @@ const CANCELS = 10;
 const SESSIONS = 10;
 const LOADS = 5;
 const DELTAS = 5;
-const MOD = fileURLToPath(new URL("../mod.ts", import.meta.url));
+const MOD = flags.checkout
+  ? join(flags.checkout, "mod.ts")
+  : fileURLToPath(new URL("../mod.ts", import.meta.url));
 const TASK = "Read notes.txt, two lines at a time";
 const SLOW = "Count slowly to 2000";
 
@@ -126,8 +133,8 @@ interface Editor {
   /** The agent's process id. */
   pid: number;
   agent: acp.ClientContext;
-  /** Bytes written to the agent and read from it so far. */
-  bytes: { sent: number; received: number };
+  /** Bytes and messages (lines) written to the agent and read from it so far. */
+  bytes: { sent: number; received: number; messages: number };
   /** Updates of each session so far. */
   updates: Map<string, acp.SessionUpdate[]>;
   /** Resolves at the next update of a session of this kind. */
@@ -150,11 +157,15 @@ async function startEditor(fs: boolean): Promise<Editor> {
   const reading = (async () => {
     for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) stderr += chunk;
   })();
-  const bytes = { sent: 0, received: 0 };
+  const bytes = { sent: 0, received: 0, messages: 0 };
+  const lines = (chunk: Uint8Array) => {
+    for (const byte of chunk) if (byte === 10) bytes.messages++;
+  };
   const stdout = child.stdout.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
         bytes.received += chunk.byteLength;
+        lines(chunk);
         controller.enqueue(chunk);
       },
     }),
@@ -163,6 +174,7 @@ async function startEditor(fs: boolean): Promise<Editor> {
   const stdin = new WritableStream<Uint8Array>({
     write(chunk) {
       bytes.sent += chunk.byteLength;
+      lines(chunk);
       return writer.write(chunk);
     },
     close: () => writer.close().catch(() => {}),
@@ -236,16 +248,19 @@ async function acpTask(editor: Editor) {
   const reads = editor.updates.get(sessionId)!.filter((u) => u.sessionUpdate === "tool_call");
   if (reads.length !== TURNS - 1) throw new Error(`${reads.length} tool calls, not ${TURNS - 1}`);
   const bytes = editor.bytes.sent - before.sent + editor.bytes.received - before.received;
-  return { ms, cpuMs, bytes, sessionId };
+  const messages = editor.bytes.messages - before.messages;
+  return { ms, cpuMs, bytes, messages, sessionId };
 }
 
 // 1. The task, headless and over ACP, alternating run by run (the first round warms the cache).
 const samples = { headless: [] as number[], off: [] as number[], on: [] as number[] };
 const warm = { off: [] as number[], on: [] as number[] };
 const cpu = { off: [] as number[], on: [] as number[] };
+const warmCpu = { off: [] as number[], on: [] as number[] };
 /** (acp − headless) / turns, round by round. */
 const paired = { off: [] as number[], on: [] as number[] };
 const bytes = { off: 0, on: 0 };
+const messages = { off: 0, on: 0 };
 let saved = "";
 for (let round = 0; round <= RUNS; round++) {
   const ms = await headless();
@@ -259,8 +274,10 @@ for (let round = 0; round <= RUNS; round++) {
     samples[fs].push(first.ms);
     warm[fs].push(second.ms);
     cpu[fs].push(first.cpuMs / TURNS);
+    warmCpu[fs].push(second.cpuMs / TURNS);
     paired[fs].push((first.ms - ms) / TURNS);
     bytes[fs] = first.bytes;
+    messages[fs] = first.messages;
     saved = first.sessionId;
   }
 }
@@ -324,7 +341,8 @@ const verdict = (value: number, target: number) => value <= target ? "met" : "MI
 const overhead = (fs: "off" | "on") =>
   `${perTurn(fs).toFixed(2)} ms (${verdict(perTurn(fs), 1)}; round by round ` +
   `${range(paired[fs], 2)})`;
-const kb = (value: number) => `${(value / TURNS / 1024).toFixed(1)} KiB`;
+const kb = (fs: "off" | "on") =>
+  `${(bytes[fs] / TURNS / 1024).toFixed(1)} KiB in ${(messages[fs] / TURNS).toFixed(1)} messages`;
 console.log(
   `bench/acp: a ${TURNS}-turn task (${DELTAS} text deltas and a read each turn), ` +
     `median [range] of ${RUNS} runs each, alternating; ${navigator.hardwareConcurrency} cores\n` +
@@ -334,9 +352,11 @@ console.log(
     `  ACP overhead per turn        target ≤ 1 ms\n` +
     `    client fs off              ${overhead("off")}\n` +
     `    client fs on               ${overhead("on")}\n` +
-    `  agent CPU per turn           fs off ${range(cpu.off, 1)}, fs on ${range(cpu.on, 1)} ` +
-    `(all its threads, during the prompt)\n` +
-    `  protocol per turn            fs off ${kb(bytes.off)}, fs on ${kb(bytes.on)} (both ways)\n` +
+    `  agent CPU per turn           fs off ${range(cpu.off, 2)} (warm: ${
+      range(warmCpu.off, 2)
+    })\n` +
+    `   (its JS thread, in prompt)  fs on ${range(cpu.on, 2)} (warm: ${range(warmCpu.on, 2)})\n` +
+    `  protocol per turn            fs off ${kb("off")}, fs on ${kb("on")} (both ways)\n` +
     `  cancel latency               median ${median(cancels).toFixed(1)} ms, max ` +
     `${Math.max(...cancels).toFixed(1)} ms of ${CANCELS} (target ≤ 100 ms: ` +
     `${verdict(Math.max(...cancels), 100)})\n` +
@@ -361,10 +381,9 @@ async function _firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
   return text.split("\n")[0];
 }
 
-/** CPU time a process has used, in ms (user + system, all its threads; Linux). */
+/** CPU time the main (JavaScript) thread of a process has used, in ms (Linux). */
 function _cpuMs(pid: number): number {
-  const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  return Number(Deno.readTextFileSync(`/proc/${pid}/task/${pid}/schedstat`).split(" ")[0]) / 1e6;
 }
 
 function _text(bytes: Uint8Array): string {
