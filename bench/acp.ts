@@ -236,20 +236,21 @@ const newSession = async (editor: Editor) =>
 async function acpTask(editor: Editor) {
   const sessionId = await newSession(editor);
   const before = { ...editor.bytes };
-  const cpu = _cpuMs(editor.pid);
+  const thread = _threadMs(editor.pid);
   const started = performance.now();
   const { stopReason } = await editor.agent.request("session/prompt", {
     sessionId,
     prompt: [{ type: "text", text: TASK }],
   });
   const ms = performance.now() - started;
-  const cpuMs = _cpuMs(editor.pid) - cpu;
+  const after = _threadMs(editor.pid);
+  const [cpuMs, waitMs] = [after.cpu - thread.cpu, after.wait - thread.wait];
   if (stopReason !== "end_turn") throw new Error(`the prompt stopped with ${stopReason}`);
   const reads = editor.updates.get(sessionId)!.filter((u) => u.sessionUpdate === "tool_call");
   if (reads.length !== TURNS - 1) throw new Error(`${reads.length} tool calls, not ${TURNS - 1}`);
   const bytes = editor.bytes.sent - before.sent + editor.bytes.received - before.received;
   const messages = editor.bytes.messages - before.messages;
-  return { ms, cpuMs, bytes, messages, sessionId };
+  return { ms, cpuMs, waitMs, bytes, messages, sessionId };
 }
 
 // 1. The task, headless and over ACP, alternating run by run (the first round warms the cache).
@@ -257,6 +258,7 @@ const samples = { headless: [] as number[], off: [] as number[], on: [] as numbe
 const warm = { off: [] as number[], on: [] as number[] };
 const cpu = { off: [] as number[], on: [] as number[] };
 const warmCpu = { off: [] as number[], on: [] as number[] };
+const waits = { off: [] as number[], on: [] as number[] };
 /** (acp − headless) / turns, round by round. */
 const paired = { off: [] as number[], on: [] as number[] };
 const bytes = { off: 0, on: 0 };
@@ -275,6 +277,7 @@ for (let round = 0; round <= RUNS; round++) {
     warm[fs].push(second.ms);
     cpu[fs].push(first.cpuMs / TURNS);
     warmCpu[fs].push(second.cpuMs / TURNS);
+    waits[fs].push(first.waitMs / TURNS);
     paired[fs].push((first.ms - ms) / TURNS);
     bytes[fs] = first.bytes;
     messages[fs] = first.messages;
@@ -352,10 +355,12 @@ console.log(
     `  ACP overhead per turn        target ≤ 1 ms\n` +
     `    client fs off              ${overhead("off")}\n` +
     `    client fs on               ${overhead("on")}\n` +
-    `  agent CPU per turn           fs off ${range(cpu.off, 2)} (warm: ${
-      range(warmCpu.off, 2)
+    `  agent JS thread per turn     on a core: fs off ${range(cpu.off, 2)} ` +
+    `(warm: ${range(warmCpu.off, 2)}), fs on ${range(cpu.on, 2)} (warm: ${
+      range(warmCpu.on, 2)
     })\n` +
-    `   (its JS thread, in prompt)  fs on ${range(cpu.on, 2)} (warm: ${range(warmCpu.on, 2)})\n` +
+    `   (during the prompt)         waiting for a core: fs off ${range(waits.off, 2)}, ` +
+    `fs on ${range(waits.on, 2)}\n` +
     `  protocol per turn            fs off ${kb("off")}, fs on ${kb("on")} (both ways)\n` +
     `  cancel latency               median ${median(cancels).toFixed(1)} ms, max ` +
     `${Math.max(...cancels).toFixed(1)} ms of ${CANCELS} (target ≤ 100 ms: ` +
@@ -381,9 +386,13 @@ async function _firstLine(stream: ReadableStream<Uint8Array>): Promise<string> {
   return text.split("\n")[0];
 }
 
-/** CPU time the main (JavaScript) thread of a process has used, in ms (Linux). */
-function _cpuMs(pid: number): number {
-  return Number(Deno.readTextFileSync(`/proc/${pid}/task/${pid}/schedstat`).split(" ")[0]) / 1e6;
+/**
+ * The main (JavaScript) thread of a process so far, in ms: its time on a core, and its time
+ * ready to run but waiting for one (Linux's schedstat).
+ */
+function _threadMs(pid: number): { cpu: number; wait: number } {
+  const [cpu, wait] = Deno.readTextFileSync(`/proc/${pid}/task/${pid}/schedstat`).split(" ");
+  return { cpu: Number(cpu) / 1e6, wait: Number(wait) / 1e6 };
 }
 
 function _text(bytes: Uint8Array): string {
