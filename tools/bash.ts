@@ -8,6 +8,7 @@
 
 import { z } from "zod";
 import { prepareSandbox } from "../lib/sandbox/bubblewrap.ts";
+import { filesIdle } from "../lib/sandbox/running.ts";
 import type { Leftover } from "../lib/sandbox/leftovers.ts";
 import { _groupSignaller, _killGroup } from "./bash_kill.ts";
 import { _collect, _ended, _seconds } from "./bash_output.ts";
@@ -224,6 +225,8 @@ async function _run(
 ): Promise<ToolOutput> {
   signal.throwIfAborted();
   const started = performance.now();
+  // No sandbox starts while an editor acts on a path the file tools checked.
+  if (options.sandbox) await filesIdle();
   const launch = _launch(command, cwd, options);
   const { release, checkLeftovers } = launch;
   const child = options.terminal ? undefined : await _spawn(launch, cwd, options);

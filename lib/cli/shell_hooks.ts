@@ -10,6 +10,7 @@
  * @module
  */
 
+import { filesIdle } from "../sandbox/running.ts";
 import type { AgentEvent } from "../events.ts";
 import type { Hooks } from "../hooks.ts";
 import type { Message } from "../messages.ts";
@@ -254,6 +255,8 @@ async function _run(
   let release = () => {};
   let checkLeftovers: (() => Promise<Leftover[]>) | undefined;
   try {
+    // No sandbox starts while an editor acts on a path the file tools checked.
+    if (options.sandbox) await filesIdle();
     const prepared = _command(hook, name, options);
     release = prepared.release;
     checkLeftovers = prepared.checkLeftovers;

@@ -16,6 +16,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types";
 import { loadLazy } from "../lazy/load.ts";
 import { prepareSandbox } from "../sandbox/bubblewrap.ts";
+import { filesIdle } from "../sandbox/running.ts";
 
 /** How to start the server. */
 export interface _StdioParams {
@@ -153,6 +154,8 @@ export function _stdioTransport(params: _StdioParams): _StdioTransport {
 
 async function _spawn(params: _StdioParams): Promise<Deno.ChildProcess> {
   const sandbox = params.sandbox;
+  // No sandbox starts while an editor acts on a path the file tools checked.
+  if (sandbox) await filesIdle();
   // In the sandbox, bwrap is the process group's leader: killing it ends the whole namespace.
   const prepared = sandbox
     ? prepareSandbox({

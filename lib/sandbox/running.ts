@@ -89,3 +89,62 @@ export function nextSandboxEnd(signal?: AbortSignal): Promise<void> {
     });
   });
 }
+
+let _editorOps = 0;
+let _editorIdle = Promise.withResolvers<void>();
+
+/**
+ * Runs `work` (a read or write of a file by its path, done by another program: an editor through
+ * ACP) while no sandboxed process that may write is alive, and keeps any from starting until it
+ * is done (see {@link filesIdle}): a command in the sandbox cannot swap the file checked for a
+ * symlink to a place it may not reach while the other program acts on its name. Waits for
+ * sandboxed commands to end; refuses while a sandboxed server, which lasts, may write.
+ *
+ * @example
+ * ```ts
+ * import { withPathHeld } from "./running.ts";
+ * const text = await withPathHeld("/w/a.txt", () => Promise.resolve("read by the editor"));
+ * if (text !== "read by the editor") throw new Error("unexpected");
+ * ```
+ */
+export async function withPathHeld<T>(
+  path: string,
+  work: () => Promise<T>,
+  signal?: AbortSignal,
+): Promise<T> {
+  while (_live.size > 0) {
+    const server = [..._live].find((live) => live.kind === "server");
+    if (server) {
+      throw new Error(
+        `${path} was not passed to the editor: the MCP server "${server.name}" runs in the ` +
+          `sandbox and may change the workspace at any moment, and the editor acts on the file's ` +
+          `name. Run the agent without that server, or without the editor's file system.`,
+      );
+    }
+    await nextSandboxEnd(signal);
+  }
+  _editorOps++;
+  try {
+    return await work();
+  } finally {
+    if (--_editorOps === 0) {
+      _editorIdle.resolve();
+      _editorIdle = Promise.withResolvers<void>();
+    }
+  }
+}
+
+/**
+ * Resolves once no file is held by {@link withPathHeld}; a sandbox that may write is prepared
+ * right after it resolves, in the same step, so that none starts while another program acts on
+ * a path that was checked.
+ *
+ * @example
+ * ```ts
+ * import { filesIdle } from "./running.ts";
+ * await filesIdle();
+ * ```
+ */
+export async function filesIdle(): Promise<void> {
+  while (_editorOps > 0) await _editorIdle.promise;
+}

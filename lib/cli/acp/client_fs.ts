@@ -10,6 +10,7 @@
 
 import { denoFs, type ToolFs } from "../../../tools/fs.ts";
 import { openFileOnce } from "../../../tools/open_file.ts";
+import { withPathHeld } from "../../sandbox/running.ts";
 
 /** What the editor offers of its files. */
 export interface ClientFiles {
@@ -50,11 +51,12 @@ export function clientFs(client: ClientFiles): ToolFs {
         created: file.created,
         info: file.info,
         // A file created by this open is empty: the editor has no buffer of it yet.
+        // The editor acts on the name: no sandboxed command may swap it meanwhile.
         read: read && !file.created
-          ? async () => encoder.encode(await read(file.path))
+          ? async () => encoder.encode(await withPathHeld(file.path, () => read(file.path)))
           : () => file.read(),
         write: write
-          ? (data) => write(file.path, decoder.decode(data))
+          ? (data) => withPathHeld(file.path, () => write(file.path, decoder.decode(data)))
           : (data) => file.write(data),
         [Symbol.dispose]: () => file[Symbol.dispose](),
       };
