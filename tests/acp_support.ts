@@ -142,6 +142,8 @@ export interface AcpAgent extends AsyncDisposable {
   problems: string[];
   /** What the agent wrote to stderr so far. */
   stderr(): string;
+  /** The agent's process id. */
+  pid: number;
   /** Ends the connection (stdin closed) and waits for the process; gives its exit code. */
   close(): Promise<number>;
 }
@@ -403,6 +405,7 @@ export async function startAcp(
     },
     problems,
     stderr: () => stderr,
+    pid: child.pid,
     close,
     [Symbol.asyncDispose]: dispose,
   };

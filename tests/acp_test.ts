@@ -13,6 +13,7 @@ import { startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { answerText, schemaProblems, startAcp, updatesOf } from "./acp_support.ts";
 import { wireMessages } from "./openai_support.ts";
 import { EVERYTHING_RUN } from "./mcp_support.ts";
+import { MAX_ACP_SESSIONS } from "../lib/cli/acp/agent.ts";
 
 Deno.test("agent acp: initialize, a new session with its modes and commands, nothing but protocol on stdout", async () => {
   await using model = startMockOpenAIServer({ replies: [{ text: "Hello from the agent." }] });
@@ -614,4 +615,114 @@ Deno.test({
       Deno.env.delete("ACP_EDITOR_SECRET_TOKEN");
     }
   },
+});
+
+Deno.test("agent acp: a session is loaded by its whole id, and one another process writes is refused, not copied", async () => {
+  await using model = startMockOpenAIServer({
+    replies: [{ text: "First." }, { text: "Second." }],
+  });
+  const dataDir = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_acp_data_" }));
+  const cwd = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_acp_cwd_" }));
+  try {
+    await using first = await startAcp({ model, dataDir, cwd });
+    const { sessionId } = await first.agent.request("session/new", { cwd, mcpServers: [] });
+    await first.agent.request("session/prompt", {
+      sessionId,
+      prompt: [{ type: "text", text: "Hello" }],
+    });
+    await using second = await startAcp({ model, dataDir, cwd });
+    for (const id of [sessionId.slice(0, 8), "", "../../etc/passwd"]) {
+      await assert.rejects(
+        second.agent.request("session/load", { sessionId: id, cwd, mcpServers: [] }),
+        (error: { code?: number }) => error.code === -32002,
+        `"${id}" is no session id`,
+      );
+    }
+    // The first process still writes it: the second may not go on in a copy the editor
+    // would never see again.
+    await assert.rejects(
+      second.agent.request("session/load", { sessionId, cwd, mcpServers: [] }),
+      (error: { code?: number; message?: string }) =>
+        error.code === -32600 && /close it there first/.test(error.message ?? ""),
+    );
+    const files: string[] = [];
+    const walk = (dir: string) => {
+      for (const entry of Deno.readDirSync(dir)) {
+        if (entry.isDirectory) walk(join(dir, entry.name));
+        else if (entry.name.endsWith(".jsonl")) files.push(entry.name);
+      }
+    };
+    walk(join(dataDir, "sessions"));
+    assert.deepEqual(files, [`${sessionId}.jsonl`], "no copy was made");
+    assert.deepEqual(second.problems, []);
+  } finally {
+    await Deno.remove(dataDir, { recursive: true });
+    await Deno.remove(cwd, { recursive: true });
+  }
+});
+
+Deno.test("agent acp: closing a session mid-prompt answers the prompt cancelled", async () => {
+  const long = Array.from({ length: 400 }, (_, i) => `${i} `);
+  await using model = startMockOpenAIServer({ replies: [{ text: long, eventDelayMs: 20 }] });
+  await using editor = await startAcp({ model });
+  const { sessionId } = await editor.agent.request("session/new", {
+    cwd: editor.cwd,
+    mcpServers: [],
+  });
+  const prompt = editor.agent.request("session/prompt", {
+    sessionId,
+    prompt: [{ type: "text", text: "Count" }],
+  });
+  await editor.nextUpdate((update) => update.sessionUpdate === "agent_message_chunk");
+  await editor.agent.request("session/close", { sessionId });
+  assert.equal((await prompt).stopReason, "cancelled");
+  await assert.rejects(
+    editor.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "x" }] }),
+    (error: { code?: number }) => error.code === -32002,
+  );
+  assert.deepEqual(editor.problems, []);
+});
+
+Deno.test("agent acp: past the sessions kept open, the one unused the longest closes and opens again when used", async () => {
+  await using model = startMockOpenAIServer({
+    replies: (_body, index) => ({ text: `Answer ${index}.` }),
+  });
+  await using editor = await startAcp({ model });
+  /** What the agent holds open of its data directory: each session's memory database. */
+  const held = async () => {
+    let count = 0;
+    for (const entry of Deno.readDirSync(`/proc/${editor.pid}/fd`)) {
+      const target = await Deno.readLink(`/proc/${editor.pid}/fd/${entry.name}`).catch(() => "");
+      if (target.startsWith(editor.dataDir)) count++;
+    }
+    return count;
+  };
+  const open = async () =>
+    (await editor.agent.request("session/new", { cwd: editor.cwd, mcpServers: [] })).sessionId;
+  const ids = [await open()];
+  await editor.agent.request("session/set_mode", { sessionId: ids[0], modeId: "plan" });
+  await editor.agent.request("session/prompt", {
+    sessionId: ids[0],
+    prompt: [{ type: "text", text: "Remember me" }],
+  });
+  while (ids.length < MAX_ACP_SESSIONS) ids.push(await open());
+  const full = await held();
+  ids.push(await open());
+  // The first session closed to make room: what it held went with it.
+  assert.ok(await held() <= full, `${await held()} files held, ${full} before`);
+  const before = model.requests.length;
+  const again = await editor.agent.request("session/prompt", {
+    sessionId: ids[0],
+    prompt: [{ type: "text", text: "/mode" }],
+  });
+  assert.equal(again.stopReason, "end_turn");
+  assert.match(answerText(editor, ids[0]), /permission mode is plan/);
+  await editor.agent.request("session/prompt", {
+    sessionId: ids[0],
+    prompt: [{ type: "text", text: "Still there?" }],
+  });
+  const history = wireMessages(model.requests[before]).map((message) => message.content ?? "");
+  assert.ok(history.includes("Remember me"), "the reopened session has its history");
+  assert.match(editor.stderr(), /^(?!.*did not close)/s);
+  assert.deepEqual(editor.problems, []);
 });

@@ -18,6 +18,7 @@ import {
   type Redactor,
   type ResumedSession,
   resumeSession,
+  SessionError,
   type SessionStore,
   sessionsWritable,
 } from "../session/mod.ts";
@@ -84,6 +85,12 @@ export interface CliEnvironment {
    * own, whatever these say.
    */
   bash?: BashToolOptions;
+  /**
+   * `--resume` names one session by its whole id, and one that another process writes is
+   * refused (a `busy` `SessionError`) instead of going on in a copy: the caller keeps calling it
+   * by that id (an editor through ACP).
+   */
+  resumeExact?: boolean;
 }
 
 /** A CLI run, ready to go. */
@@ -210,7 +217,13 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
       const id = options.resume ?? (await store.latest(cwd))?.id;
       if (!id) throw new ConfigError(`No saved session in ${cwd} to continue; start one first`);
       // This process becomes the session's one writer; when another writes it, a copy goes on.
-      resumed = await resumeSession(store, id, { fork: true });
+      resumed = await resumeSession(store, id, { fork: !environment.resumeExact });
+      if (environment.resumeExact && resumed.header.id !== id) {
+        await resumed.writer.close();
+        throw new SessionError(`No session ${id}: give a whole session id`, {
+          reason: "not_found",
+        });
+      }
       for (const warning of resumed.warnings) warn(warning);
       if (resumed.forkedFrom) warn(forkNotice(resumed));
     }

@@ -53,10 +53,25 @@ export async function runAcp(
   let capabilities: ClientCapabilities = {};
 
   /** The session the editor names, or the error it gets when there is none. */
-  const sessionOf = (id: string): AcpSession => {
+  /** Sessions closed to make room, and how to open them again when the editor comes back. */
+  const dormant = new Map<
+    string,
+    { client: AgentContext; request: OpenRequest; mode?: string }
+  >();
+  const sessionOf = async (id: string): Promise<AcpSession> => {
     const session = sessions.get(id);
-    if (!session) throw acp.RequestError.sessionNotFound(id);
-    return session;
+    if (session) {
+      // Kept in the order of use: the one unused the longest is the first to make room.
+      sessions.delete(id);
+      sessions.set(id, session);
+      return session;
+    }
+    const asleep = dormant.get(id);
+    if (!asleep) throw acp.RequestError.sessionNotFound(id);
+    dormant.delete(id);
+    const awake = await open(asleep.client, asleep.request, id, id);
+    if (asleep.mode) awake.setMode(asleep.mode);
+    return awake;
   };
   /** A failure said in the protocol's words: a missing key asks the editor to authenticate. */
   const answer = (error: unknown): Error => {
@@ -73,10 +88,11 @@ export async function runAcp(
   };
   const open = async (
     client: AgentContext,
-    request: { cwd: string; mcpServers: McpServer[] },
+    request: OpenRequest,
     id: string,
     resume?: string,
   ) => {
+    await makeRoom();
     const session = await openAcpSession({
       id,
       cwd: request.cwd,
@@ -89,7 +105,34 @@ export async function runAcp(
       resume,
     });
     sessions.set(id, session);
+    opened.set(id, { client, request });
     return session;
+  };
+  /** How each open session was opened. */
+  const opened = new Map<string, { client: AgentContext; request: OpenRequest }>();
+  /**
+   * Past {@link MAX_ACP_SESSIONS} open, the idle one unused the longest closes (its MCP servers,
+   * its memory database); it opens again, saved as it was, when the editor next uses it.
+   */
+  const makeRoom = async () => {
+    while (sessions.size >= MAX_ACP_SESSIONS) {
+      const idle = [...sessions].find(([, session]) => !session.busy());
+      if (!idle) {
+        throw new AcpRequestError(
+          -32600,
+          `${sessions.size} sessions are running prompts: cancel one, or wait for one to end`,
+        );
+      }
+      const [id, session] = idle;
+      sessions.delete(id);
+      const how = opened.get(id);
+      opened.delete(id);
+      if (how) dormant.set(id, { ...how, mode: session.modes().currentModeId });
+      while (dormant.size > _MAX_DORMANT) dormant.delete(dormant.keys().next().value!);
+      await session.close().catch((error) =>
+        log(`agent: a session did not close cleanly: ${(error as Error).message}`)
+      );
+    }
   };
 
   const app = acp.agent({ name: "agent" })
@@ -128,8 +171,12 @@ export async function runAcp(
     })
     .onRequest("session/load", async ({ params, client }) => {
       const id = params.sessionId;
+      // Sessions are named by their whole id, as `session/new` gave it.
+      if (!_SESSION_ID.test(id)) throw acp.RequestError.resourceNotFound(id);
       await sessions.get(id)?.close();
       sessions.delete(id);
+      opened.delete(id);
+      dormant.delete(id);
       try {
         const session = await open(client, params, id, id);
         await session.replay();
@@ -140,8 +187,8 @@ export async function runAcp(
       }
     })
     .onRequest("session/prompt", async ({ params }) => {
-      const session = sessionOf(params.sessionId);
       try {
+        const session = await sessionOf(params.sessionId);
         return { stopReason: await session.prompt(params.prompt) };
       } catch (error) {
         throw answer(error);
@@ -150,17 +197,21 @@ export async function runAcp(
     .onNotification("session/cancel", ({ params }) => {
       sessions.get(params.sessionId)?.cancel();
     })
-    .onRequest("session/set_mode", ({ params }) => {
+    .onRequest("session/set_mode", async ({ params }) => {
       try {
-        sessionOf(params.sessionId).setMode(params.modeId);
+        (await sessionOf(params.sessionId)).setMode(params.modeId);
       } catch (error) {
         throw answer(error);
       }
       return {};
     })
     .onRequest("session/close", async ({ params }) => {
-      const session = sessionOf(params.sessionId);
-      sessions.delete(params.sessionId);
+      const id = params.sessionId;
+      if (dormant.delete(id)) return {};
+      const session = sessions.get(id);
+      if (!session) throw acp.RequestError.sessionNotFound(id);
+      sessions.delete(id);
+      opened.delete(id);
       await session.close();
       return {};
     });
@@ -185,6 +236,18 @@ export async function runAcp(
   }
   return 0;
 }
+
+/** Sessions open at once at most; past it, the idle one unused the longest closes. */
+export const MAX_ACP_SESSIONS = 32;
+
+/** Sessions closed to make room that are remembered, to open again when used. */
+const _MAX_DORMANT = 10_000;
+
+/** A session id, as `session/new` makes them. */
+const _SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** What a session was opened with. */
+type OpenRequest = { cwd: string; mcpServers: McpServer[] };
 
 /**
  * Why the model the sessions would use cannot be reached for want of a key, if so: the model of

@@ -31,6 +31,7 @@ import {
 import type { PermissionRequest } from "../../hooks.ts";
 import type { RunLoopEvent } from "../../runloop/events.ts";
 import { type RunLoops, runLoops } from "../../runloop/manager.ts";
+import { SessionError } from "../../session/mod.ts";
 import { redactValue } from "../../secrets/redact.ts";
 import { eventRedactor } from "../../service/redacted_events.ts";
 import type { BashTerminal } from "../../../tools/bash_terminal.ts";
@@ -111,7 +112,9 @@ export interface AcpSession {
   cancel(): void;
   /** Switches the permission mode. */
   setMode(mode: string): void;
-  /** Cancels what goes on and closes everything the session opened. */
+  /** Whether a prompt is going on. */
+  busy(): boolean;
+  /** Cancels what goes on, waits for it to end, and closes everything the session opened. */
   close(): Promise<void>;
 }
 
@@ -199,16 +202,29 @@ export async function openAcpSession(options: AcpSessionOptions): Promise<AcpSes
         })
         : undefined,
       bash: terminal ? { terminal } : undefined,
+      resumeExact: true,
     });
   } catch (error) {
-    // A session to load that is not there is the editor's to hear of as such.
-    if (options.resume && /no (saved )?session|not found/i.test((error as Error).message)) {
+    // A session to load that is not there, or that another process writes, is the editor's to
+    // hear of as such: it keeps calling the session by the id it gave.
+    if (error instanceof SessionError && error.reason === "busy") {
+      throw new AcpRequestError(
+        -32600,
+        `${error.message}: close it there first (this editor would otherwise lose what is said ` +
+          `there), or start a new session`,
+      );
+    }
+    if (
+      options.resume &&
+      (error instanceof SessionError || /no (saved )?session|not found/i.test(String(error)))
+    ) {
       throw new AcpRequestError(-32002, (error as Error).message);
     }
     throw error;
   }
   const { setup } = prepared;
   let running: AbortController | undefined;
+  let prompting: Promise<void> = Promise.resolve();
 
   const ask = async (request: PermissionRequest, why: string): Promise<PermissionAnswer> => {
     const { call } = request;
@@ -361,6 +377,8 @@ export async function openAcpSession(options: AcpSessionOptions): Promise<AcpSes
       }
       const controller = new AbortController();
       running = controller;
+      const ended = Promise.withResolvers<void>();
+      prompting = ended.promise;
       const redactor = eventRedactor<RunLoopEvent>(prepared.redact);
       const calls = new Map<string, { name: string; input: unknown }>();
       const send = (events: RunLoopEvent[]) => {
@@ -394,14 +412,18 @@ export async function openAcpSession(options: AcpSessionOptions): Promise<AcpSes
         }
       } finally {
         running = undefined;
+        ended.resolve();
       }
     },
     cancel() {
       running?.abort();
     },
     setMode,
+    busy: () => running !== undefined,
     async close() {
+      // A prompt going on ends cancelled, and answers so, before the session closes under it.
       running?.abort();
+      await prompting;
       await settle().catch(() => {});
       await driver.endRunLoop().catch(() => {});
       await loops.archivePending().catch(() => {});
