@@ -168,6 +168,23 @@ Deno.test("agent mcp on stdio: tools, tasks, follow-ups, progress, cancelling", 
     assert.match(content[0].text, /\/no\/such\/directory does not exist/);
   });
 
+  await t.step(
+    "a working directory outside the server's is refused: the caller grants nothing",
+    async () => {
+      for (const cwd of ["/", "..", Deno.env.get("HOME")!]) {
+        const before = model.requests.length;
+        const result = await client.callTool({
+          name: "run_task",
+          arguments: { prompt: PROMPTS.hello, cwd },
+        });
+        assert.equal(result.isError, true, cwd);
+        const content = result.content as { text: string }[];
+        assert.match(content[0].text, /outside the server's workspace/);
+        assert.equal(model.requests.length, before, "nothing ran");
+      }
+    },
+  );
+
   await t.step("a model prepare refuses is a tool error, and the server goes on", async () => {
     const result = await client.callTool({
       name: "run_task",

@@ -10,6 +10,7 @@
  * @module
  */
 
+import { isInside } from "../files/inside.ts";
 import { resolve } from "node:path";
 import { startConversation } from "../conversation/driver.ts";
 import { AgentError } from "../errors.ts";
@@ -182,13 +183,44 @@ async function _taskOptions(
     model = undefined;
   }
   await _checkDirectory(cwd, request.sessionId !== undefined);
+  // The server's workspace bounds where a caller's task works: the sandbox's writable roots and
+  // the file tools' reach follow a task's directory, which is the server's to grant.
+  const roots = [base, ...options.addDirs.map((dir) => resolve(base, dir))];
+  const real = _real(cwd);
+  if (!roots.some((root) => isInside(real, _real(root)))) {
+    throw new AgentError(
+      `${request.sessionId === undefined ? "The working directory" : "The session's directory"} ` +
+        `${cwd} is outside the server's workspace (${roots.join(", ")}): a task works only ` +
+        `there; start the server with --cwd or --add-dir to reach it`,
+    );
+  }
   const limit = options.maxTurns || undefined;
   const maxTurns = request.maxTurns === undefined
     ? options.maxTurns
     : limit === undefined
     ? request.maxTurns
     : Math.min(limit, request.maxTurns);
-  return { ...options, cwd, model, maxTurns, continue: false, resume, prompt: "", print: false };
+  return {
+    ...options,
+    cwd,
+    // The server's other roots, where they are, whatever the task's directory.
+    addDirs: roots.slice(1),
+    model,
+    maxTurns,
+    continue: false,
+    resume,
+    prompt: "",
+    print: false,
+  };
+}
+
+/** The real path of a directory that exists (checked before), or the path as given. */
+function _real(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 /** Throws a clear error unless `cwd` is a directory. */
