@@ -1,6 +1,6 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { ToolContext, ToolOutput } from "../mod.ts";
 import { runToolCall } from "../lib/tool_runner.ts";
 import { toolRegistry } from "../lib/tool.ts";
@@ -32,6 +32,8 @@ class TestHost implements BashTerminal {
   readonly released: string[] = [];
   readonly killed: string[] = [];
   readonly env: Record<string, string>;
+  /** Called with each spec before the command starts (or creating fails). */
+  onCreate?: (spec: BashTerminalSpec) => void;
   #count = 0;
 
   constructor(
@@ -43,6 +45,7 @@ class TestHost implements BashTerminal {
 
   create(spec: BashTerminalSpec): Promise<BashTerminalHandle> {
     this.specs.push(spec);
+    this.onCreate?.(spec);
     if (this.fail.create) return Promise.reject(new Error("no terminal available"));
     const id = `term-${++this.#count}`;
     const child = new Deno.Command(spec.command, {
@@ -293,6 +296,37 @@ Deno.test("bash in a host terminal: output the terminal cut says so, and long ou
   assert.equal(short.output, "1\n2\n3\n[exit code 0]");
 });
 
+/** The file of the sandbox's environment that the command of `spec` sources first. */
+function envFileOf(spec: BashTerminalSpec): string {
+  const script = spec.args[spec.args.indexOf("--") + 3] ?? "";
+  const path = /^\. '([^']+)'/.exec(script)?.[1];
+  assert.ok(path, `the command sources a file of the environment: ${script}`);
+  return path;
+}
+
+/** What the host saw of the environment file when it was asked to start a command. */
+interface SeenEnvFile {
+  path: string;
+  fileMode: number;
+  dirMode: number;
+  text: string;
+}
+
+/** Records, as each command is started, its environment file and the modes it has then. */
+function recordEnvFiles(host: TestHost): SeenEnvFile[] {
+  const seen: SeenEnvFile[] = [];
+  host.onCreate = (spec) => {
+    const path = envFileOf(spec);
+    seen.push({
+      path,
+      fileMode: Deno.statSync(path).mode! & 0o777,
+      dirMode: Deno.statSync(dirname(path)).mode! & 0o777,
+      text: Deno.readTextFileSync(path),
+    });
+  };
+  return seen;
+}
+
 /** A directory the sandbox sees, read-only: under /var/tmp, else beside these tests. */
 async function visibleDir(): Promise<string> {
   const here = new URL(".", import.meta.url).pathname;
@@ -309,6 +343,7 @@ Deno.test({
     const outside = await visibleDir();
     try {
       const host = new TestHost({ EDITOR_SERVICE_TOKEN: HOST_SECRET, EDITOR_ONLY: "yes" });
+      const seen = recordEnvFiles(host);
       const result = await bash(
         {
           command: 'env; echo "greeting=$GREETING"; echo in > "$PWD/inside.txt"; ' +
@@ -337,22 +372,123 @@ Deno.test({
       assert.equal(spec.command, BWRAP);
       assert.deepEqual(spec.env, {});
       assert.equal(spec.args[0], "--clearenv");
-      // Other users read command lines: a URL's password is not on it, nor in the command.
-      assert.ok(!spec.args.some((arg) => arg.includes("pw-in-url")), spec.args.join(" "));
-      assert.ok(!result.output.includes("pw-in-url"));
+      // Other users read command lines: no value of the environment is on it, and the URL's
+      // password reaches the command all the same.
+      assert.ok(!spec.args.some((arg) => /pw-in-url|hello/.test(arg)), spec.args.join(" "));
+      assert.equal(spec.args.filter((arg) => arg === "--setenv").length, 1, "only TMPDIR");
+      assert.match(result.output, /^DATABASE_URL=postgres:\/\/app:pw-in-url@db\.example\/x$/m);
       assert.ok(spec.args.includes("--die-with-parent") && spec.args.includes("--unshare-pid"));
-      assert.deepEqual(spec.args.slice(spec.args.indexOf("--") + 1, -1), [
-        "bash",
+      const inner = spec.args.slice(spec.args.indexOf("--") + 1);
+      assert.match(inner[0], /(^|\/)bash$/);
+      assert.deepEqual(inner.slice(1), [
         "-c",
-        'exec 2>/dev/null; "$0" -c "$1" 2>&1; exit $?',
+        `. '${seen[0].path}' 2>/dev/null; exec 2>/dev/null; "$0" -c "$1" 2>&1; exit $?`,
         "bash",
+        inner[4],
       ]);
       assert.deepEqual(host.released, ["term-1"]);
+      assert.equal(await exists(dirname(seen[0].path)), false, "the environment file is gone");
       // What held the place of absent protected entries is gone with the sandbox.
       assert.deepEqual([...Deno.readDirSync(ws)].map((entry) => entry.name), ["inside.txt"]);
     } finally {
       await Deno.remove(ws, { recursive: true });
       await Deno.remove(outside, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    `bash in a host terminal with the sandbox: the environment reaches the command through a file of the user's alone, never the command line${NEEDS}`,
+  ignore: !found.available,
+  async fn() {
+    const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "bash_term_ws_" }));
+    try {
+      const host = new TestHost({ EDITOR_SERVICE_TOKEN: HOST_SECRET, EDITOR_ONLY: "yes" });
+      const seen = recordEnvFiles(host);
+      const values = {
+        GREETING: "hello-4b8",
+        DATABASE_URL: "postgres://app:pw-7f3@db.example/x",
+        SENTRY_URL: "https://key-5c1@sentry.example/42",
+        KUBECONFIG_DATA: "user: ada\npassword: kube-2a9\n",
+        TRICKY: `it's "quoted-9e2" $HOME \`id\` \\ a'\\''b\nline two\n\n`,
+      };
+      const result = await bash(
+        {
+          command: `printf '<%s>\\n' "$GREETING" "$DATABASE_URL" "$SENTRY_URL" ` +
+            `"$KUBECONFIG_DATA" "$TRICKY" "\${EDITOR_SERVICE_TOKEN-unset}" ` +
+            `"\${EDITOR_ONLY-unset}"; env | grep -c '^NOT-A-NAME='`,
+        },
+        context(ws),
+        {
+          terminal: host,
+          // UID: a variable bash keeps read-only, which its own value stands for, quietly.
+          env: { ...values, "NOT-A-NAME": "dash-6d0", UID: "4242" },
+          sandbox: { bwrap: BWRAP, writable: [ws], net: false },
+        },
+      );
+      // The command sees each value exactly, and nothing of the host's own environment.
+      assert.equal(
+        result.output,
+        Object.values(values).map((value) => `<${value}>\n`).join("") +
+          "<unset>\n<unset>\n0\n[exit code 1]",
+      );
+      assert.ok(!result.output.includes(HOST_SECRET));
+
+      // No value is on bwrap's command line, nor anywhere else in what the host is sent.
+      const [spec] = host.specs;
+      const sent = JSON.stringify({ command: spec.command, args: spec.args, env: spec.env });
+      for (const mark of ["hello-4b8", "pw-7f3", "key-5c1", "kube-2a9", "quoted-9e2", "dash-6d0"]) {
+        assert.ok(!sent.includes(mark), `${mark} in ${sent}`);
+      }
+      assert.deepEqual(spec.env, {});
+      assert.ok(spec.args.includes("--clearenv"));
+
+      // The file was the user's alone while it existed, bound read-only, and is gone now.
+      assert.equal(seen.length, 1);
+      const [file] = seen;
+      assert.equal(file.fileMode.toString(8), "600");
+      assert.equal(file.dirMode.toString(8), "700");
+      assert.match(file.text, /^export GREETING='hello-4b8'$/m);
+      assert.doesNotMatch(file.text, /NOT-A-NAME/);
+      const dir = dirname(file.path);
+      const bind = spec.args.findIndex((arg, i) => arg === "--ro-bind" && spec.args[i + 1] === dir);
+      assert.ok(bind > spec.args.indexOf("/tmp"), "bound after the sandbox's own /tmp");
+      assert.equal(await exists(dir), false, "the environment file is gone");
+      assert.deepEqual(host.released, ["term-1"]);
+    } finally {
+      await Deno.remove(ws, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    `bash in a host terminal with the sandbox: a shell found only on the sandbox's PATH starts${NEEDS}`,
+  ignore: !found.available,
+  async fn() {
+    const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "bash_term_ws_" }));
+    const bin = await visibleDir();
+    try {
+      const real = Deno.realPathSync(
+        new TextDecoder().decode(
+          (await new Deno.Command("bash", { args: ["-c", "type -P bash"] }).output()).stdout,
+        ).trim(),
+      );
+      await Deno.symlink(real, join(bin, "term-shell"));
+      const host = new TestHost();
+      const result = await bash({ command: 'echo "hi from $0"' }, context(ws), {
+        terminal: host,
+        shell: "term-shell",
+        env: { PATH: `${bin}:${Deno.env.get("PATH")}` },
+        sandbox: { bwrap: BWRAP, writable: [ws], net: false },
+      });
+      assert.equal(result.output, "hi from term-shell\n[exit code 0]");
+      const [spec] = host.specs;
+      assert.equal(spec.args[spec.args.indexOf("--") + 1], join(bin, "term-shell"));
+    } finally {
+      await Deno.remove(ws, { recursive: true });
+      await Deno.remove(bin, { recursive: true });
     }
   },
 });
@@ -364,6 +500,7 @@ Deno.test({
     const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "bash_term_ws_" }));
     try {
       const host = new TestHost();
+      const seen = recordEnvFiles(host);
       const result = await bash(
         { command: "(sleep 1; touch bg) & echo waiting; sleep 1; touch late", timeout: 300 },
         context(ws),
@@ -371,6 +508,8 @@ Deno.test({
       );
       assert.equal(result.output, "waiting\n[killed: timed out after 0.3 s]");
       assert.deepEqual(host.released, ["term-1"]);
+      assert.equal(seen.length, 1);
+      assert.equal(await exists(dirname(seen[0].path)), false, "the environment file is gone");
       await new Promise((resolve) => setTimeout(resolve, 1_500));
       assert.deepEqual([...Deno.readDirSync(ws)], [], "nothing ran on, nothing left behind");
     } finally {
@@ -387,6 +526,7 @@ Deno.test({
     const ws = await Deno.realPath(await Deno.makeTempDir({ prefix: "bash_term_ws_" }));
     try {
       const host = new TestHost({}, { create: true });
+      const seen = recordEnvFiles(host);
       await assert.rejects(
         bash({ command: "true" }, context(ws), {
           terminal: host,
@@ -396,6 +536,8 @@ Deno.test({
       );
       assert.equal(host.specs[0].command, BWRAP);
       assert.deepEqual([...Deno.readDirSync(ws)], [], "no placeholder left behind");
+      assert.equal(seen.length, 1);
+      assert.equal(await exists(dirname(seen[0].path)), false, "the environment file is gone");
     } finally {
       await Deno.remove(ws, { recursive: true });
     }

@@ -13,6 +13,7 @@ import type { Leftover } from "../lib/sandbox/leftovers.ts";
 import { _groupSignaller, _killGroup } from "./bash_kill.ts";
 import { _collect, _ended, _seconds } from "./bash_output.ts";
 import { _runInTerminal, type BashTerminal } from "./bash_terminal.ts";
+import { _sandboxInTerminal } from "./bash_env_file.ts";
 import { _hostEnv, sandboxEnv } from "../lib/sandbox/env.ts";
 import { defineTool, type Tool, type ToolOutput } from "../lib/tool.ts";
 
@@ -77,10 +78,12 @@ export interface BashToolOptions {
    * A terminal of the host program (an editor) to run each command in, so that the user watches
    * it run: the same program and arguments (`bwrap …` in the sandbox, else the shell), started,
    * killed on timeout or cancellation, and released by the host. In the sandbox, bwrap clears
-   * the terminal's environment and sets the sandbox's (`--clearenv`, `--setenv`), so the host's
-   * variables never reach the command — but for one whose value is a URL with a password in it
-   * (`DATABASE_URL`), left out, since a command line is visible to every user of the machine;
-   * without it, `env` is added to the terminal's. The host
+   * the terminal's environment (`--clearenv`), so the host's variables never reach the command,
+   * and the sandbox's reaches it through a file readable by the user alone (in a fresh 0700
+   * directory, shown read-only inside, removed once the sandbox is released), which the shell
+   * sources first: a command line is visible to every user of the machine, so no value is set
+   * on it (variables whose names are not shell identifiers are left out); without the sandbox,
+   * `env` is added to the terminal's. The host
    * keeps the output to a byte budget (the beginning goes first; the output says so), and
    * stopping what the command left in the background is the host's part. `metadata.terminalId`
    * names the terminal.
@@ -206,7 +209,8 @@ interface _RunOptions {
 /**
  * What runs, worked out once for `Deno.Command` and for a terminal alike: the program and its
  * arguments, the environment (the sandbox's whole environment when `clearEnv`, else variables
- * added to the inherited one), and, in the sandbox, what to do once it has ended.
+ * added to the inherited one; in a terminal, the sandbox's is in a file the command sources, and
+ * `env` is empty), and, in the sandbox, what to do once it has ended.
  */
 interface _Launch {
   program: string;
@@ -341,6 +345,9 @@ function _launch(command: string, cwd: string, options: _RunOptions): _Launch {
   }
   // The child gets exactly this environment, so that it never holds the secrets.
   const env = sandboxEnv({ ..._hostEnv(), ...options.env }, sandbox.secretNames);
+  if (options.terminal) {
+    return { ..._sandboxInTerminal(env, shell, cwd, sandbox), clearEnv: true };
+  }
   const prepared = prepareSandbox({ ...sandbox, command: shell, cwd, home: env.HOME });
   return {
     program: sandbox.bwrap,
@@ -352,14 +359,10 @@ function _launch(command: string, cwd: string, options: _RunOptions): _Launch {
   };
 }
 
-/** A URL with a password in it (`postgres://user:password@host/db`). */
-const _URL_PASSWORD = /[a-z][\w+.-]*:\/\/[^\s/@:]*:[^\s/@]+@/i;
-
 /**
  * The launch as a terminal of the host starts it. The terminal adds to an environment of its
- * own, which may hold the host's secrets: where the command must see exactly the sandbox's,
- * bwrap clears it and sets each variable (before its own `--setenv`s, which then win), and the
- * terminal adds nothing.
+ * own, which may hold the host's secrets: in the sandbox, bwrap clears it and the terminal adds
+ * nothing (the sandbox's environment is in the file the command sources).
  */
 function _inTerminal(
   launch: _Launch,
@@ -368,17 +371,7 @@ function _inTerminal(
   if (!launch.clearEnv) {
     return { program: launch.program, args: launch.args, env: launch.env ?? {}, command };
   }
-  // A command line is there for every user of the machine to read (`ps`): a URL that carries a
-  // password stays off it, and out of the command.
-  const setenv = Object.entries(launch.env ?? {})
-    .filter(([, value]) => !_URL_PASSWORD.test(value))
-    .flatMap(([name, value]) => ["--setenv", name, value]);
-  return {
-    program: launch.program,
-    args: ["--clearenv", ...setenv, ...launch.args],
-    env: {},
-    command,
-  };
+  return { program: launch.program, args: ["--clearenv", ...launch.args], env: {}, command };
 }
 
 /** Starts the launch with `Deno.Command`; on failure, releases the sandbox and says why. */
