@@ -6,7 +6,7 @@
 
 import type { RunStatus } from "../events.ts";
 import type { RunLoopEvent } from "../runloop/events.ts";
-import { startConversation } from "../conversation/driver.ts";
+import { startPrepared } from "./conversation.ts";
 import { runLoops } from "../runloop/manager.ts";
 import type { CliArgs } from "./args.ts";
 import type { Prepared } from "./prepare.ts";
@@ -41,22 +41,8 @@ export async function runHeadless(
   const { setup } = prepared;
   // The archive waits until the answer is out: nobody waits on it to read the answer.
   const loops = runLoops({ memory: prepared.memory, deferArchive: true });
-  const driver = startConversation({
-    model: prepared.model,
-    modelSpec: prepared.modelSpec,
-    tools: setup.tools,
-    systemPrompt: prepared.systemPrompt,
-    cwd: setup.cwd,
-    maxTurns: options.maxTurns,
-    // Headless: nobody can answer, so a rule that asks refuses.
-    permission: prepared.policy,
-    runOptions: prepared.runOptions,
-    store: prepared.store,
-    resumed: prepared.resumed,
-    memory: prepared.memory,
-    runLoops: loops,
-    recallTool: !options.tools || options.tools.includes("recall"),
-  });
+  // Headless: nobody can answer, so a rule that asks refuses.
+  const driver = startPrepared(prepared, options, { runLoops: loops });
   const talk = driver.conversation;
   const controller = new AbortController();
   let interrupts = 0;

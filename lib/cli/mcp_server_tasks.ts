@@ -12,7 +12,7 @@
 
 import { isInside } from "../files/inside.ts";
 import { resolve } from "node:path";
-import { startConversation } from "../conversation/driver.ts";
+import { startPrepared } from "./conversation.ts";
 import { AgentError } from "../errors.ts";
 import { PERMISSION_MODES, type PermissionMode } from "../permissions/policy.ts";
 import { runLoops } from "../runloop/manager.ts";
@@ -273,22 +273,8 @@ async function _runPrepared(
   };
   let driver;
   try {
-    driver = startConversation({
-      model: prepared.model,
-      modelSpec: prepared.modelSpec,
-      tools: setup.tools,
-      systemPrompt: prepared.systemPrompt,
-      cwd: setup.cwd,
-      maxTurns: options.maxTurns,
-      // Nobody can answer: a rule that asks refuses.
-      permission: prepared.policy,
-      runOptions: prepared.runOptions,
-      store: prepared.store,
-      resumed: prepared.resumed,
-      memory: prepared.memory,
-      runLoops: loops,
-      recallTool: !options.tools || options.tools.includes("recall"),
-    });
+    // Nobody can answer: a rule that asks refuses.
+    driver = startPrepared(prepared, options, { runLoops: loops });
   } catch (error) {
     return { outcome: taskFailure(redact(_message(error))), closing: closing() };
   }

@@ -21,7 +21,7 @@ import type {
 } from "@agentclientprotocol/sdk";
 import { fileURLToPath } from "node:url";
 import type { Driver } from "../../conversation/driver.ts";
-import { startConversation } from "../../conversation/driver.ts";
+import { startPrepared } from "../conversation.ts";
 import type { McpServerConfig } from "../../mcp/config.ts";
 import {
   PERMISSION_MODES,
@@ -256,21 +256,10 @@ export async function openAcpSession(options: AcpSessionOptions): Promise<AcpSes
   };
 
   const loops: RunLoops = runLoops({ memory: prepared.memory });
-  const driver: Driver = startConversation({
-    model: prepared.model,
-    modelSpec: prepared.modelSpec,
-    tools: setup.tools,
-    systemPrompt: prepared.systemPrompt,
-    cwd: setup.cwd,
-    maxTurns: options.args.maxTurns,
+  const driver: Driver = startPrepared(prepared, options.args, {
     // The editor's user answers what a rule or the mode asks.
     permission: { ...prepared.policy, ask },
-    runOptions: prepared.runOptions,
-    store: prepared.store,
-    resumed: prepared.resumed,
-    memory: prepared.memory,
     runLoops: loops,
-    recallTool: !options.args.tools || options.args.tools.includes("recall"),
     id: options.resume ? undefined : id,
     // One conversation, one run loop at a time, as in the terminal.
     placing: "continue",
