@@ -148,9 +148,13 @@ async function _open(
   });
   client.onerror = (error) => {
     // The SDK reports these when the server is gone; the pending requests would hang otherwise.
+    // A 404 says a session expired only to a request that named one (`Mcp-Session-Id`): a
+    // server without sessions answers the optional GET stream so, and goes on serving.
     const gone = connected && (
       error.message.startsWith("Maximum reconnection attempts") ||
-      (error instanceof sdk.StreamableHTTPError && error.code === 404) ||
+      (error instanceof sdk.StreamableHTTPError && error.code === 404 &&
+        transport instanceof sdk.StreamableHTTPClientTransport &&
+        transport.sessionId !== undefined) ||
       error instanceof sdk.SseError
     );
     if (!gone) return;

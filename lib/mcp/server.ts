@@ -279,12 +279,18 @@ export function _createServer(
       const told = note;
       note = undefined;
       const deadline = performance.now() + options.callTimeoutMs;
+      // The SDK never removes the listener it adds to the signal it is given, and tells the
+      // server to cancel whenever that signal aborts: it gets one of its own, aborted only while
+      // this call is in flight.
+      const inFlight = new AbortController();
+      const onAbort = () => inFlight.abort(signal.reason);
+      signal.addEventListener("abort", onAbort, { once: true });
       try {
         const result = await current.client.callTool(
           { name: tool, arguments: args },
           undefined,
-          { signal, timeout: options.callTimeoutMs },
-        );
+          { signal: inFlight.signal, timeout: options.callTimeoutMs },
+        ).finally(() => signal.removeEventListener("abort", onAbort));
         // A call that changed the tools answers once they are listed again, so that the next
         // request to the model offers them; but not after its own timeout or abort.
         if (listing) await _until(listing.tools, signal, deadline - performance.now());
