@@ -29,14 +29,27 @@ export interface HttpMcp extends AsyncDisposable {
   seen: SeenRequest[];
   /** The JSON-RPC methods POSTed to it, in order (notifications too). */
   methods(): string[];
+  /** With sessions: forgets them all, as a restarted server does (their ids then get 404). */
+  forget(): void;
 }
 
-/** Starts it: tools `echo` {text} and `wait` {ms} (answers after that long, or when cancelled). */
-export function startHttpMcp(options: { getStatus?: number } = {}): HttpMcp {
+/**
+ * Starts it: tools `echo` {text} and `wait` {ms} (answers after that long, or when cancelled).
+ * With `sessions`, it gives each client a session id and answers an unknown one with 404.
+ */
+export function startHttpMcp(options: { getStatus?: number; sessions?: boolean } = {}): HttpMcp {
   const seen: SeenRequest[] = [];
+  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
     const body = request.method === "POST" ? await request.clone().text() : "";
     seen.push({ method: request.method, body });
+    const id = request.headers.get("mcp-session-id");
+    if (options.sessions && id) {
+      const known = sessions.get(id);
+      if (!known) return Response.json({ error: "no such session" }, { status: 404 });
+      if (request.method === "GET") return new Response(null, { status: 405 });
+      return await known.handleRequest(request);
+    }
     if (request.method === "GET") return new Response(null, { status: options.getStatus ?? 405 });
     if (request.method === "DELETE") return new Response(null, { status: 405 });
     const mcp = new McpServer({ name: "stateless", version: "1.0.0" });
@@ -56,10 +69,12 @@ export function startHttpMcp(options: { getStatus?: number } = {}): HttpMcp {
         return { content: [{ type: "text", text: `waited ${ms} ms` }] };
       },
     );
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
+    const transport: WebStandardStreamableHTTPServerTransport =
+      new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: options.sessions ? () => crypto.randomUUID() : undefined,
+        onsessioninitialized: (made) => void sessions.set(made, transport),
+        enableJsonResponse: true,
+      });
     await mcp.connect(transport);
     return await transport.handleRequest(request);
   });
@@ -75,6 +90,7 @@ export function startHttpMcp(options: { getStatus?: number } = {}): HttpMcp {
           return [];
         }
       }),
+    forget: () => sessions.clear(),
     [Symbol.asyncDispose]: () => server.shutdown(),
   };
 }

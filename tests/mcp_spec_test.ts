@@ -93,3 +93,32 @@ Deno.test("a run's finished MCP calls are not cancelled when the run ends; one i
     1,
   );
 });
+
+Deno.test("a 404 to a request that named its session is an expired session: the server is started again", async () => {
+  await using server = startHttpMcp({ sessions: true });
+  const warnings: string[] = [];
+  await using mcp = await connectMcpServers(
+    { mcpServers: { web: { type: "http", url: server.url } } },
+    { onWarning: (message) => warnings.push(message) },
+  );
+  const echo = mcp.tools.find((tool) => tool.name === "mcp__web__echo")!;
+  const call = async (text: string) => {
+    try {
+      const result = await echo.execute({ text }, {
+        cwd: Deno.cwd(),
+        toolCallId: "c",
+        signal: new AbortController().signal,
+      });
+      return typeof result === "string" ? result : result.output;
+    } catch (error) {
+      return (error as Error).message;
+    }
+  };
+  assert.match(await call("one"), /echo: one/);
+  server.forget();
+  // The session is gone: the call says so, and the next one goes to a new session.
+  const lost = await call("two");
+  assert.match(lost, /restarted|echo: two/);
+  assert.match(await call("three"), /echo: three/);
+  assert.equal(server.methods().filter((method) => method === "initialize").length, 2);
+});
