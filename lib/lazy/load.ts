@@ -64,6 +64,7 @@ export const LAZY_NPM: Readonly<Record<keyof LazyModules, readonly string[]>> = 
     "npm:@modelcontextprotocol/sdk@1.32.2/client/sse.js",
     "npm:@modelcontextprotocol/sdk@1.32.2/client/streamableHttp.js",
     "npm:@modelcontextprotocol/sdk@1.32.2/types.js",
+    "npm:@modelcontextprotocol/sdk@1.32.2/client/auth.js",
   ],
   mcp_server_sdk: [
     "npm:@modelcontextprotocol/sdk@1.32.2/server/mcp.js",

@@ -19,3 +19,5 @@ export {
   JSONRPCMessageSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+// @ts-types="@modelcontextprotocol/sdk/client/auth"
+export { auth, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";

@@ -1,0 +1,340 @@
+/**
+ * OAuth 2.1 for MCP servers over HTTP, on the MCP SDK's client auth (discovery of the protected
+ * resource's and the authorization server's metadata, dynamic client registration, PKCE, the
+ * `resource` parameter, scopes from `WWW-Authenticate`, token refresh): the SDK runs the flow
+ * through an `OAuthClientProvider`, and this module is ours — where what a login leaves is kept
+ * and who may start a login.
+ *
+ * What a login leaves (the registered client, the tokens, the discovered metadata) is kept per
+ * user and per server URL in the user's data directory, one file each, readable by the user
+ * alone (0600 in a 0700 directory), written whole and atomically: never in a project, a session
+ * or a log. A run that finds no token, or one that cannot be refreshed, does not start a login
+ * on its own unless it can open a browser for its user (the terminal session, `agent mcp login`):
+ * headless runs, the service and the protocol servers say how to log in instead.
+ *
+ * @module
+ */
+
+import type {
+  OAuthClientProvider,
+  OAuthDiscoveryState,
+} from "@modelcontextprotocol/sdk/client/auth";
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from "@modelcontextprotocol/sdk/shared/auth";
+import { join } from "node:path";
+import { ensurePrivateDir } from "../files/private_files.ts";
+import { loadLazy } from "../lazy/load.ts";
+
+/** What a login left for one server URL. */
+export interface McpCredentials {
+  /** The server's URL, as configured. */
+  url: string;
+  /** The client the authorization server registered (or the configured one). */
+  client?: OAuthClientInformationMixed;
+  /** The tokens. */
+  tokens?: OAuthTokens;
+  /** When the access token expires, ms since the epoch (from `expires_in`), when known. */
+  expiresAt?: number;
+  /** The PKCE verifier of a login going on. */
+  verifier?: string;
+  /** What discovery found, so that a refresh needs no discovery again. */
+  discovery?: OAuthDiscoveryState;
+}
+
+/** Where logins are kept: one private file per server URL. */
+export interface McpCredentialStore {
+  /** The file of a server URL. */
+  fileOf(url: string): string;
+  /** What is kept for `url`, if anything. */
+  load(url: string): McpCredentials | undefined;
+  /** Keeps `credentials` (whole, replacing what was kept). */
+  save(credentials: McpCredentials): void;
+  /** Forgets `url` (logout); whether anything was kept. */
+  remove(url: string): boolean;
+}
+
+/**
+ * The credential store in `dir` (e.g. `<data dir>/mcp-oauth`), made the user's alone.
+ *
+ * @example
+ * ```ts
+ * import { credentialStore } from "./oauth.ts";
+ * const dir = await Deno.makeTempDir();
+ * const store = credentialStore(`${dir}/mcp-oauth`);
+ * store.save({ url: "https://mcp.example.com/mcp", tokens: { access_token: "a", token_type: "Bearer" } });
+ * if (store.load("https://mcp.example.com/mcp")?.tokens?.access_token !== "a") throw new Error();
+ * if (Deno.build.os !== "windows" && (Deno.statSync(store.fileOf("https://mcp.example.com/mcp")).mode! & 0o777) !== 0o600) {
+ *   throw new Error("not private");
+ * }
+ * if (!store.remove("https://mcp.example.com/mcp") || store.load("https://mcp.example.com/mcp")) throw new Error();
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export function credentialStore(dir: string): McpCredentialStore {
+  const fileOf = (url: string) => join(dir, `${_digest(url)}.json`);
+  return {
+    fileOf,
+    load(url) {
+      let text: string;
+      try {
+        text = Deno.readTextFileSync(fileOf(url));
+      } catch (error) {
+        if (error instanceof Deno.errors.NotFound) return undefined;
+        throw error;
+      }
+      try {
+        const kept = JSON.parse(text) as McpCredentials;
+        // A file of another URL under this name is no login for this one.
+        return kept && kept.url === url ? kept : undefined;
+      } catch {
+        return undefined; // cut off by a crash: as if never kept
+      }
+    },
+    save(credentials) {
+      ensurePrivateDir(dir);
+      const path = fileOf(credentials.url);
+      const temporary = join(dir, `.${crypto.randomUUID()}.json`);
+      const file = Deno.openSync(temporary, { write: true, createNew: true, mode: 0o600 });
+      try {
+        if (Deno.build.os !== "windows") Deno.chmodSync(temporary, 0o600); // whatever the umask
+        file.writeSync(new TextEncoder().encode(JSON.stringify(credentials)));
+      } finally {
+        file.close();
+      }
+      try {
+        Deno.renameSync(temporary, path);
+      } catch (error) {
+        Deno.removeSync(temporary);
+        throw error;
+      }
+    },
+    remove(url) {
+      try {
+        Deno.removeSync(fileOf(url));
+        return true;
+      } catch (error) {
+        if (error instanceof Deno.errors.NotFound) return false;
+        throw error;
+      }
+    },
+  };
+}
+
+/** A server that needs its user to log in, and a run that cannot open a browser for it. */
+export class McpLoginRequired extends Error {
+  /** The server's name in the configuration. */
+  readonly server: string;
+
+  /** The error for `server`, saying how to log in. */
+  constructor(server: string) {
+    super(
+      `the MCP server "${server}" needs you to log in (OAuth): run \`agent mcp login ${server}\`, ` +
+        `then start the agent again`,
+    );
+    this.server = server;
+  }
+}
+
+/** Options of {@link oauthProvider}. */
+export interface OAuthProviderOptions {
+  /** The server's name in the configuration (for messages). */
+  server: string;
+  /** The server's URL. */
+  url: string;
+  /** Where logins are kept. */
+  store: McpCredentialStore;
+  /** The client registered ahead of time, from the configuration, if any. */
+  client?: { client_id: string; client_secret?: string };
+  /** Scopes to ask for, from the configuration, if any. */
+  scope?: string;
+  /**
+   * The loopback URL the authorization server sends the user back to, and what to do with the
+   * authorization URL (open a browser, print it). Absent: nobody can log in here, and a login
+   * needed throws {@link McpLoginRequired}.
+   */
+  login?: { redirectUrl: string; open(url: URL): void | Promise<void> };
+}
+
+/**
+ * The SDK's `OAuthClientProvider` for one server: its client and tokens from the store, a new
+ * registration or tokens saved there, and a login started only where {@link
+ * OAuthProviderOptions.login} says how.
+ *
+ * @example
+ * ```ts
+ * import { credentialStore, McpLoginRequired, oauthProvider } from "./oauth.ts";
+ * const dir = await Deno.makeTempDir();
+ * const provider = oauthProvider({
+ *   server: "linear",
+ *   url: "https://mcp.example.com/mcp",
+ *   store: credentialStore(dir),
+ * });
+ * let refused = false;
+ * try {
+ *   await provider.redirectToAuthorization(new URL("https://auth.example.com/authorize"));
+ * } catch (error) {
+ *   refused = error instanceof McpLoginRequired;
+ * }
+ * await Deno.remove(dir, { recursive: true });
+ * if (!refused) throw new Error("a headless run started a login");
+ * ```
+ */
+export function oauthProvider(options: OAuthProviderOptions): OAuthClientProvider {
+  const { store, url } = options;
+  const kept = () => store.load(url) ?? { url };
+  const update = (change: Partial<McpCredentials>) => store.save({ ...kept(), ...change, url });
+  const metadata: OAuthClientMetadata = {
+    client_name: "@x/agent",
+    redirect_uris: options.login ? [options.login.redirectUrl] : [],
+    grant_types: ["authorization_code", "refresh_token"],
+    response_types: ["code"],
+    token_endpoint_auth_method: options.client?.client_secret ? "client_secret_post" : "none",
+    ...(options.scope ? { scope: options.scope } : {}),
+  };
+  // A run that cannot log in still goes by the authorization-code flow (a provider without a
+  // redirect URL is taken for client credentials): its redirect URL is one nobody is sent to.
+  const redirectUrl = options.login?.redirectUrl ?? _NOWHERE;
+  return {
+    get redirectUrl() {
+      return redirectUrl;
+    },
+    get clientMetadata() {
+      return metadata;
+    },
+    clientInformation() {
+      if (options.client) return options.client;
+      const client = kept().client;
+      if (!options.login) {
+        // No client registered from a run that could not use it: the login registers one.
+        if (!client) throw new McpLoginRequired(options.server);
+        return client;
+      }
+      // A client registered for another loopback port is registered again for this one.
+      const uris = (client as { redirect_uris?: string[] } | undefined)?.redirect_uris;
+      return uris && !uris.includes(redirectUrl) ? undefined : client;
+    },
+    saveClientInformation: (client) => update({ client }),
+    tokens: () => kept().tokens,
+    saveTokens: (tokens) =>
+      update({
+        tokens,
+        expiresAt: tokens.expires_in ? Date.now() + tokens.expires_in * 1000 : undefined,
+      }),
+    async redirectToAuthorization(authorizationUrl) {
+      if (!options.login) throw new McpLoginRequired(options.server);
+      await options.login.open(authorizationUrl);
+    },
+    saveCodeVerifier: (verifier) => update({ verifier }),
+    codeVerifier() {
+      const verifier = kept().verifier;
+      if (!verifier) throw new Error(`No login to ${options.server} is going on`);
+      return verifier;
+    },
+    saveDiscoveryState: (discovery) => update({ discovery }),
+    discoveryState: () => kept().discovery,
+    invalidateCredentials(scope) {
+      if (scope === "all") store.remove(url);
+      else if (scope === "client") update({ client: undefined, tokens: undefined });
+      else if (scope === "tokens") update({ tokens: undefined, expiresAt: undefined });
+      else if (scope === "verifier") update({ verifier: undefined });
+      else if (scope === "discovery") update({ discovery: undefined });
+    },
+  };
+}
+
+/** The redirect URL of a provider that never sends anyone to log in. */
+const _NOWHERE = "http://127.0.0.1/callback";
+
+/** A short, stable name for a URL: the file name of its credentials. */
+function _digest(url: string): string {
+  // FNV-1a over the URL, twice with different seeds: a name, not a secret.
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ 0x5bd1e995;
+  for (let i = 0; i < url.length; i++) {
+    const c = url.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193) >>> 0;
+    b = Math.imul(b ^ c, 0x5bd1e995) >>> 0;
+  }
+  return `${a.toString(16).padStart(8, "0")}${b.toString(16).padStart(8, "0")}`;
+}
+
+/** Options of {@link loginMcpServer}. */
+export interface LoginOptions {
+  /** The server's name in the configuration. */
+  server: string;
+  /** Its URL. */
+  url: string;
+  /** Where the login is kept. */
+  store: McpCredentialStore;
+  /** Opens the authorization URL for the user (a browser), or says it. */
+  open(url: URL): void | Promise<void>;
+  /** The client registered ahead of time, from the configuration, if any. */
+  client?: { client_id: string; client_secret?: string };
+  /** Scopes to ask for, if the configuration names them. */
+  scope?: string;
+  /** Stops waiting for the user. */
+  signal?: AbortSignal;
+  /** How long to wait for the user, in ms (default 5 minutes). */
+  timeoutMs?: number;
+}
+
+/**
+ * Logs in to an MCP server over OAuth: discovers its authorization server, registers a client
+ * (unless one is configured), opens the authorization URL for the user, takes the code at a
+ * loopback redirect (`http://127.0.0.1:<port>/callback`, the `state` checked), trades it for
+ * tokens with the PKCE verifier, and keeps them. Resolves to `"logged in"`, or `"already"` when
+ * the tokens kept still work or could be refreshed.
+ */
+export async function loginMcpServer(options: LoginOptions): Promise<"logged in" | "already"> {
+  const { auth } = await loadLazy("mcp_sdk");
+  const state = crypto.randomUUID();
+  const callback = Promise.withResolvers<string>();
+  const listener = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => {
+    const url = new URL(request.url);
+    if (url.pathname !== "/callback") return new Response("Not found", { status: 404 });
+    const error = url.searchParams.get("error");
+    if (url.searchParams.get("state") !== state) {
+      return new Response("This login is not the one the agent started.", { status: 400 });
+    }
+    if (error) {
+      callback.reject(new Error(`the authorization server said: ${error}`));
+      return new Response(`The login failed: ${error}. You can close this page.`);
+    }
+    const code = url.searchParams.get("code");
+    if (!code) return new Response("No code in the redirect.", { status: 400 });
+    callback.resolve(code);
+    return new Response("Logged in. You can close this page and go back to the agent.");
+  });
+  const redirectUrl = `http://127.0.0.1:${listener.addr.port}/callback`;
+  const provider = oauthProvider({
+    server: options.server,
+    url: options.url,
+    store: options.store,
+    client: options.client,
+    scope: options.scope,
+    login: { redirectUrl, open: options.open },
+  });
+  provider.state = () => state;
+  const timer = setTimeout(
+    () => callback.reject(new Error("nobody logged in within the time given")),
+    options.timeoutMs ?? 300_000,
+  );
+  const onAbort = () => callback.reject(options.signal!.reason);
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    const first = await auth(provider, { serverUrl: options.url });
+    if (first === "AUTHORIZED") return "already";
+    const code = await callback.promise;
+    const second = await auth(provider, { serverUrl: options.url, authorizationCode: code });
+    if (second !== "AUTHORIZED") throw new Error("the authorization server gave no tokens");
+    options.store.save({ ...options.store.load(options.url)!, verifier: undefined });
+    return "logged in";
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener("abort", onAbort);
+    await listener.shutdown();
+  }
+}

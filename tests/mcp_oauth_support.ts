@@ -1,0 +1,170 @@
+/**
+ * An MCP server behind OAuth 2.1, in the test's own process, as remote servers are: the MCP
+ * endpoint (the SDK's server side, stateless) answers 401 with `WWW-Authenticate` naming its
+ * protected-resource metadata; an authorization server beside it publishes its metadata,
+ * registers clients dynamically, authorizes at once (the user says yes), checks PKCE and the
+ * `resource`, gives access tokens that expire when the test says and refresh tokens that trade
+ * for new ones.
+ *
+ * @module
+ */
+
+// @ts-types="@modelcontextprotocol/sdk/server/mcp"
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+// @ts-types="@modelcontextprotocol/sdk/server/webStandardStreamableHttp"
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { z } from "zod";
+
+/** The running servers. */
+export interface OAuthMcp extends AsyncDisposable {
+  /** The MCP endpoint. */
+  url: string;
+  /** Ends every access token given so far (they are refused from now on). */
+  expireTokens(): void;
+  /** What happened, in order: `register`, `authorize`, `token:authorization_code`, … */
+  log: string[];
+  /** The access tokens given, in order. */
+  accessTokens: string[];
+}
+
+async function _s256(verifier: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier));
+  return btoa(String.fromCharCode(...new Uint8Array(digest)))
+    .replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** Starts them on a free loopback port. */
+export function startOAuthMcp(): OAuthMcp {
+  const log: string[] = [];
+  const accessTokens: string[] = [];
+  const live = new Set<string>();
+  const refreshTokens = new Set<string>();
+  const clients = new Map<string, { redirect_uris: string[] }>();
+  const codes = new Map<string, { challenge: string; redirect: string; resource?: string }>();
+  let base = "";
+  const issue = () => {
+    const access = `at-${crypto.randomUUID()}`;
+    const refresh = `rt-${crypto.randomUUID()}`;
+    live.add(access);
+    refreshTokens.add(refresh);
+    accessTokens.push(access);
+    return Response.json({
+      access_token: access,
+      token_type: "Bearer",
+      expires_in: 3600,
+      refresh_token: refresh,
+    });
+  };
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
+    const url = new URL(request.url);
+    const path = url.pathname;
+    if (path.startsWith("/.well-known/oauth-protected-resource")) {
+      return Response.json({
+        resource: `${base}/mcp`,
+        authorization_servers: [base],
+        scopes_supported: ["mcp"],
+      });
+    }
+    if (path === "/.well-known/oauth-authorization-server") {
+      return Response.json({
+        issuer: base,
+        authorization_endpoint: `${base}/authorize`,
+        token_endpoint: `${base}/token`,
+        registration_endpoint: `${base}/register`,
+        response_types_supported: ["code"],
+        grant_types_supported: ["authorization_code", "refresh_token"],
+        code_challenge_methods_supported: ["S256"],
+        token_endpoint_auth_methods_supported: ["none"],
+      });
+    }
+    if (path === "/register" && request.method === "POST") {
+      const body = await request.json();
+      const id = `client-${crypto.randomUUID()}`;
+      clients.set(id, { redirect_uris: body.redirect_uris });
+      log.push("register");
+      return Response.json({ ...body, client_id: id }, { status: 201 });
+    }
+    if (path === "/authorize") {
+      const client = clients.get(url.searchParams.get("client_id") ?? "");
+      const redirect = url.searchParams.get("redirect_uri") ?? "";
+      if (!client || !client.redirect_uris.includes(redirect)) {
+        return new Response("unknown client or redirect", { status: 400 });
+      }
+      if (url.searchParams.get("code_challenge_method") !== "S256") {
+        return new Response("PKCE S256 is required", { status: 400 });
+      }
+      const code = `code-${crypto.randomUUID()}`;
+      codes.set(code, {
+        challenge: url.searchParams.get("code_challenge") ?? "",
+        redirect,
+        resource: url.searchParams.get("resource") ?? undefined,
+      });
+      log.push("authorize");
+      const back = new URL(redirect);
+      back.searchParams.set("code", code);
+      const state = url.searchParams.get("state");
+      if (state) back.searchParams.set("state", state);
+      return Response.redirect(back, 302);
+    }
+    if (path === "/token" && request.method === "POST") {
+      const form = new URLSearchParams(await request.text());
+      const grant = form.get("grant_type");
+      log.push(`token:${grant}`);
+      if (grant === "authorization_code") {
+        const given = codes.get(form.get("code") ?? "");
+        codes.delete(form.get("code") ?? "");
+        if (
+          !given || given.redirect !== form.get("redirect_uri") ||
+          given.challenge !== await _s256(form.get("code_verifier") ?? "") ||
+          given.resource !== `${base}/mcp`
+        ) {
+          return Response.json({ error: "invalid_grant" }, { status: 400 });
+        }
+        return issue();
+      }
+      if (grant === "refresh_token" && refreshTokens.delete(form.get("refresh_token") ?? "")) {
+        return issue();
+      }
+      return Response.json({ error: "invalid_grant" }, { status: 400 });
+    }
+    if (path === "/mcp") {
+      const token = request.headers.get("authorization")?.replace(/^Bearer /, "") ?? "";
+      if (!live.has(token)) {
+        log.push("401");
+        return new Response(JSON.stringify({ error: "invalid_token" }), {
+          status: 401,
+          headers: {
+            "content-type": "application/json",
+            "www-authenticate":
+              `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`,
+          },
+        });
+      }
+      if (request.method !== "POST") return new Response(null, { status: 405 });
+      const mcp = new McpServer({ name: "protected", version: "1.0.0" });
+      mcp.registerTool(
+        "whoami",
+        {
+          description: "Says the caller is logged in",
+          inputSchema: { note: z.string().optional() },
+        },
+        () => ({ content: [{ type: "text", text: "logged in" }] }),
+      );
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      });
+      await mcp.connect(transport);
+      return await transport.handleRequest(request);
+    }
+    return new Response("not found", { status: 404 });
+  });
+  base = `http://127.0.0.1:${server.addr.port}`;
+  return {
+    url: `${base}/mcp`,
+    expireTokens: () => live.clear(),
+    log,
+    accessTokens,
+    [Symbol.asyncDispose]: () => server.shutdown(),
+  };
+}

@@ -1,0 +1,105 @@
+/**
+ * OAuth for MCP servers over HTTP, against a protected server and its authorization server in
+ * the test's own process (mcp_oauth_support.ts), through the MCP SDK's client: a login at a
+ * loopback redirect kept for the user alone, the tokens used, refreshed when they expire, and a
+ * run that cannot log in saying how to.
+ */
+
+import "./isolated_env.ts";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client";
+// @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import {
+  credentialStore,
+  loginMcpServer,
+  McpLoginRequired,
+  oauthProvider,
+} from "../lib/mcp/oauth.ts";
+import { startOAuthMcp } from "./mcp_oauth_support.ts";
+
+/** A browser whose user says yes: follows the authorization URL to the loopback redirect. */
+async function browser(url: URL): Promise<void> {
+  const authorized = await fetch(url, { redirect: "manual" });
+  await authorized.body?.cancel();
+  const back = authorized.headers.get("location");
+  if (!back) throw new Error(`no redirect from ${url}: ${authorized.status}`);
+  const landed = await fetch(back);
+  await landed.body?.cancel();
+}
+
+async function connect(url: string, provider: ReturnType<typeof oauthProvider>) {
+  const client = new Client({ name: "test", version: "1" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { authProvider: provider }));
+  return client;
+}
+
+Deno.test("an OAuth MCP server: log in at a loopback redirect, use the tokens, refresh them silently", async () => {
+  await using server = startOAuthMcp();
+  const dir = await Deno.makeTempDir({ prefix: "agent_oauth_" });
+  try {
+    const store = credentialStore(join(dir, "mcp-oauth"));
+    const opened: URL[] = [];
+    const login = () =>
+      loginMcpServer({
+        server: "protected",
+        url: server.url,
+        store,
+        open: (url) => (opened.push(url), browser(url)),
+      });
+    assert.equal(await login(), "logged in");
+    assert.deepEqual(server.log.filter((entry) => entry !== "401"), [
+      "register",
+      "authorize",
+      "token:authorization_code",
+    ]);
+    // PKCE and the resource went with the authorization request.
+    const asked = opened[0].searchParams;
+    assert.equal(asked.get("code_challenge_method"), "S256");
+    assert.equal(asked.get("resource"), server.url);
+    assert.match(asked.get("redirect_uri") ?? "", /^http:\/\/127\.0\.0\.1:\d+\/callback$/);
+    // Kept for the user alone, with no verifier left.
+    const file = store.fileOf(server.url);
+    if (Deno.build.os !== "windows") {
+      assert.equal((await Deno.stat(file)).mode! & 0o777, 0o600);
+      assert.equal((await Deno.stat(join(dir, "mcp-oauth"))).mode! & 0o777, 0o700);
+    }
+    const kept = store.load(server.url)!;
+    assert.equal(kept.tokens?.access_token, server.accessTokens[0]);
+    assert.equal(kept.verifier, undefined);
+
+    // A run with no way to log in uses the tokens kept.
+    const headless = () => oauthProvider({ server: "protected", url: server.url, store });
+    const client = await connect(server.url, headless());
+    const result = await client.callTool({ name: "whoami", arguments: {} });
+    assert.deepEqual(result.content, [{ type: "text", text: "logged in" }]);
+    await client.close();
+
+    // Expired: refreshed without a word, and kept.
+    server.expireTokens();
+    const again = await connect(server.url, headless());
+    await again.listTools();
+    await again.close();
+    assert.ok(server.log.includes("token:refresh_token"));
+    assert.equal(store.load(server.url)?.tokens?.access_token, server.accessTokens.at(-1));
+    assert.equal(await login(), "already");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("an OAuth MCP server with no login kept: a run that cannot open a browser says how to log in", async () => {
+  await using server = startOAuthMcp();
+  const dir = await Deno.makeTempDir({ prefix: "agent_oauth_" });
+  try {
+    const store = credentialStore(join(dir, "mcp-oauth"));
+    const provider = oauthProvider({ server: "linear", url: server.url, store });
+    const refused = await connect(server.url, provider).then(() => undefined, (error) => error);
+    assert.ok(refused instanceof McpLoginRequired, String(refused));
+    assert.match(refused.message, /agent mcp login linear/);
+    assert.ok(!server.log.includes("authorize"), "no login was started");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
