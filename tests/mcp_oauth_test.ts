@@ -18,6 +18,7 @@ import {
   oauthProvider,
 } from "../lib/mcp/oauth.ts";
 import { startOAuthMcp } from "./mcp_oauth_support.ts";
+import { connectMcpServers } from "../lib/mcp/mod.ts";
 
 /** A browser whose user says yes: follows the authorization URL to the loopback redirect. */
 async function browser(url: URL): Promise<void> {
@@ -99,6 +100,38 @@ Deno.test("an OAuth MCP server with no login kept: a run that cannot open a brow
     assert.ok(refused instanceof McpLoginRequired, String(refused));
     assert.match(refused.message, /agent mcp login linear/);
     assert.ok(!server.log.includes("authorize"), "no login was started");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("connectMcpServers() uses the login kept for an OAuth server, and says how to log in when there is none", async () => {
+  await using server = startOAuthMcp();
+  const dir = await Deno.makeTempDir({ prefix: "agent_oauth_" });
+  try {
+    const store = credentialStore(join(dir, "mcp-oauth"));
+    const config = { mcpServers: { linear: { type: "http" as const, url: server.url } } };
+    const oauth = (name: string, url: string) => oauthProvider({ server: name, url, store });
+    const warnings: string[] = [];
+    {
+      await using none = await connectMcpServers(config, {
+        oauth,
+        onWarning: (message) => warnings.push(message),
+      });
+      assert.equal(none.tools.length, 0);
+      assert.match(warnings.join("\n"), /agent mcp login linear/);
+    }
+    await loginMcpServer({ server: "linear", url: server.url, store, open: browser });
+    server.expireTokens(); // the next run refreshes them on its way
+    await using mcp = await connectMcpServers(config, { oauth });
+    const whoami = mcp.tools.find((tool) => tool.name === "mcp__linear__whoami")!;
+    const result = await whoami.execute({}, {
+      cwd: Deno.cwd(),
+      toolCallId: "c1",
+      signal: new AbortController().signal,
+    });
+    assert.match(typeof result === "string" ? result : result.output, /logged in/);
+    assert.ok(server.log.includes("token:refresh_token"));
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

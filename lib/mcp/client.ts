@@ -9,6 +9,7 @@
  * @module
  */
 
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth";
 import type { Client } from "@modelcontextprotocol/sdk/client";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types";
 import { loadLazy } from "../lazy/load.ts";
@@ -106,6 +107,11 @@ export interface ConnectMcpOptions {
    * not affected.
    */
   sandbox?: McpSandboxOptions;
+  /**
+   * The OAuth provider of an HTTP server, by its name and URL (see `oauth.ts`): its login kept for
+   * the user, and whether a login may start. Absent: a server that asks for OAuth does not start.
+   */
+  oauth?: (server: string, url: string) => OAuthClientProvider | undefined;
 }
 
 /** The defaults of {@link ConnectMcpOptions}. */
@@ -246,6 +252,7 @@ export async function connectMcpServers(
       env: inherited,
       cwd: options.cwd,
       sandbox: options.sandbox,
+      authProvider: "url" in server ? options.oauth?.(name, server.url) : undefined,
       startupTimeoutMs,
       callTimeoutMs,
       maxTools: options.maxTools ?? MCP_DEFAULTS.maxTools,

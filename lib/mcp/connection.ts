@@ -6,6 +6,7 @@
  * @module
  */
 
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth";
 import type { Client } from "@modelcontextprotocol/sdk/client";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
 import { resolve } from "node:path";
@@ -39,6 +40,8 @@ export interface _OpenOptions {
   cwd?: string;
   /** The sandbox for stdio servers that ask for it. */
   sandbox?: McpSandboxOptions;
+  /** The OAuth provider of an HTTP server: its login, refreshed as needed. */
+  authProvider?: OAuthClientProvider;
   /** The deadline for the connection and the `initialize` handshake. */
   timeoutMs: number;
   /** Hears when an open connection is lost, with the reason. */
@@ -107,7 +110,10 @@ async function _open(
   if (stdio) transport = stdio;
   else {
     const { url, headers } = config as { url: string; headers?: Record<string, string> };
-    const init = { requestInit: { headers: headers ?? {} } };
+    const init = {
+      requestInit: { headers: headers ?? {} },
+      ...(options.authProvider ? { authProvider: options.authProvider } : {}),
+    };
     transport = kind === "sse"
       ? new sdk.SSEClientTransport(new URL(url), init)
       : new sdk.StreamableHTTPClientTransport(new URL(url), init);

@@ -7,6 +7,7 @@
  * @module
  */
 
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth";
 import type { Client } from "@modelcontextprotocol/sdk/client";
 import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types";
 import type { McpSandboxOptions, McpServerState, McpServerStatus } from "./client.ts";
@@ -24,6 +25,8 @@ import { _listTools, _RELIST_INTERVAL_MS, _RELISTS, _until } from "./listing.ts"
 export interface _ServerOptions {
   /** The whole environment of a stdio server. */
   env: Record<string, string>;
+  /** The OAuth provider of an HTTP server. */
+  authProvider?: OAuthClientProvider;
   /** The directory stdio servers run in (default: the agent's). */
   cwd?: string;
   /** The sandbox for stdio servers that ask for it. */
@@ -109,6 +112,7 @@ export function _createServer(
       env: options.env,
       cwd: options.cwd,
       sandbox: options.sandbox,
+      authProvider: options.authProvider,
       timeoutMs: options.startupTimeoutMs,
       onLeftover: (text) => options.onWarning(`${label}: ${text}`),
       onToolsChanged(changed) {
