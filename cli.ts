@@ -148,6 +148,10 @@ async function _main(args: readonly string[], io: CliIo & RedactedOutput): Promi
     const { runAcp } = await import("./lib/cli/acp/agent.ts");
     return await runAcp(options, io);
   }
+  if (options.mcpLogin) {
+    const { runMcpLogin } = await import("./lib/cli/mcp_login.ts");
+    return await runMcpLogin(options, options.mcpLogin, io);
+  }
   if (options.command === "mcp") {
     const { runMcpServer } = await import("./lib/cli/mcp_server.ts");
     return await runMcpServer(options, io);

@@ -8,6 +8,7 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -19,6 +20,9 @@ import {
 } from "../lib/mcp/oauth.ts";
 import { startOAuthMcp } from "./mcp_oauth_support.ts";
 import { connectMcpServers } from "../lib/mcp/mod.ts";
+import { startMockOpenAIServer } from "../lib/testing/mod.ts";
+import { wireMessages } from "./openai_support.ts";
+import { runCli } from "./terminal_support.ts";
 
 /** A browser whose user says yes: follows the authorization URL to the loopback redirect. */
 async function browser(url: URL): Promise<void> {
@@ -134,5 +138,69 @@ Deno.test("connectMcpServers() uses the login kept for an OAuth server, and says
     assert.ok(server.log.includes("token:refresh_token"));
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("agent mcp login, a headless run with the login (its token refreshed on the way), agent mcp logout", async () => {
+  await using server = startOAuthMcp();
+  await using model = startMockOpenAIServer({
+    replies: (_body, index) =>
+      index % 2 === 0
+        ? { toolCalls: [{ id: `w${index}`, name: "mcp__linear__whoami", arguments: {} }] }
+        : { text: "Done." },
+  });
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_oauth_cli_" }));
+  try {
+    const config = join(root, "mcp.json");
+    await Deno.writeTextFile(
+      config,
+      JSON.stringify({ mcpServers: { linear: { type: "http", url: server.url } } }),
+    );
+    const opener = join(root, "browser.sh");
+    await Deno.writeTextFile(
+      opener,
+      `#!/bin/sh\nexec "${Deno.execPath()}" run -A "${
+        fileURLToPath(new URL("./fake_browser.ts", import.meta.url))
+      }" "$1"\n`,
+    );
+    await Deno.chmod(opener, 0o755);
+    const env = {
+      HOME: join(root, "home"),
+      AGENT_DATA_DIR: join(root, "data"),
+      BROWSER: opener,
+      OPENAI_API_KEY: "sk-oauth-test",
+      OPENAI_BASE_URL: model.url,
+    };
+    await Deno.mkdir(env.HOME);
+    const login = await runCli(["mcp", "login", "linear", "--mcp-config", config], { env });
+    assert.equal(login.code, 0, login.stderr);
+    assert.match(login.stderr, /to log in, open this address/);
+    assert.match(login.stderr, /logged in to linear/);
+    const kept = credentialStore(join(env.AGENT_DATA_DIR, "mcp-oauth"));
+    if (Deno.build.os !== "windows") {
+      assert.equal((await Deno.stat(kept.fileOf(server.url))).mode! & 0o777, 0o600);
+    }
+
+    server.expireTokens();
+    const run = await runCli(
+      ["-p", "Who am I?", "-m", "openai/test", "--mcp-config", config, "--output", "json"],
+      { env },
+    );
+    assert.equal(run.code, 0, run.stderr);
+    const answered = wireMessages(model.requests[1]).find((m) => m.tool_call_id === "w0");
+    assert.match(String(answered?.content), /logged in/);
+    assert.ok(server.log.includes("token:refresh_token"), "refreshed on the way");
+    assert.ok(!run.stderr.includes(server.accessTokens.at(-1)!), "no token in the log");
+
+    const logout = await runCli(["mcp", "logout", "linear", "--mcp-config", config], { env });
+    assert.equal(logout.code, 0);
+    assert.equal(kept.load(server.url), undefined);
+    const after = await runCli(
+      ["-p", "Who am I?", "-m", "openai/test", "--mcp-config", config],
+      { env },
+    );
+    assert.match(after.stderr, /agent mcp login linear/);
+  } finally {
+    await Deno.remove(root, { recursive: true });
   }
 });

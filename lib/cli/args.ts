@@ -66,6 +66,8 @@ export interface CliArgs {
    * editors; `mcp`: the agent as an MCP server (stdio, or Streamable HTTP with `--port`).
    */
   command?: "serve" | "acp" | "mcp";
+  /** `agent mcp login <server>` / `agent mcp logout <server>`: an MCP server's OAuth login. */
+  mcpLogin?: { action: "login" | "logout"; server: string };
   /** The port to serve on (serve, mcp). */
   port?: number;
   /** The interface to serve on (serve, mcp). */
@@ -184,7 +186,16 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
     throw new UsageError(`--sandbox must be auto, required or off, got "${sandbox}"`);
   }
   const command = COMMANDS.find((name) => name === positionals[0]);
-  if (command && positionals.length > 1) {
+  const login = command === "mcp" && (positionals[1] === "login" || positionals[1] === "logout")
+    ? positionals[1]
+    : undefined;
+  if (login && positionals.length !== 3) {
+    throw new UsageError(
+      `agent mcp ${login} takes the name of one MCP server of your configuration, as in: ` +
+        `agent mcp ${login} linear`,
+    );
+  }
+  if (command && !login && positionals.length > 1) {
     throw new UsageError(
       `agent ${command} takes no prompt (got "${positionals.slice(1).join(" ")}"); to run a ` +
         `task that starts with "${command}", quote it: agent "${command} …"`,
@@ -224,6 +235,7 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
     noMemory: values["no-memory"] ?? false,
     sandbox: sandbox as CliArgs["sandbox"],
     command,
+    mcpLogin: login ? { action: login, server: positionals[2] } : undefined,
     port,
     host: values.host,
     maxRuns,

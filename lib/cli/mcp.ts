@@ -15,6 +15,7 @@ import {
   type McpSandboxOptions,
   type McpServerConfig,
 } from "../mcp/mod.ts";
+import { credentialStore, oauthProvider } from "../mcp/oauth.ts";
 
 /**
  * Starts the configured MCP servers that Deno lets the agent start; warns about the others.
@@ -33,6 +34,12 @@ export async function startMcp(options: {
   sandboxAll?: boolean;
   /** Hears that a server's tools changed. */
   onToolsChanged?: (server: string) => void;
+  /**
+   * Where the user's MCP logins are kept (`<data dir>/mcp-oauth`, see `agent mcp login`): an
+   * HTTP server that asks for OAuth uses the one kept for its URL. None: such a server does not
+   * start.
+   */
+  oauthDir?: string;
 }): Promise<McpConnection | undefined> {
   const { config, projectServers, warnings } = options.loaded;
   for (const warning of warnings) options.warn(warning);
@@ -69,12 +76,14 @@ export async function startMcp(options: {
     }
   }
   if (Object.keys(allowed).length === 0) return undefined;
+  const store = options.oauthDir ? credentialStore(options.oauthDir) : undefined;
   return await connectMcpServers({ mcpServers: allowed }, {
     cwd: options.cwd,
     env: options.env,
     onWarning: options.warn,
     sandbox: options.sandbox,
     onToolsChanged: options.onToolsChanged,
+    oauth: store ? (server, url) => oauthProvider({ server, url, store }) : undefined,
   });
 }
 

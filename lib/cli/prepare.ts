@@ -5,7 +5,7 @@
  * @module
  */
 
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { ConfigError } from "../errors.ts";
 import type { Model } from "../model.ts";
 import { parseModelSpec, resolveModel, thinkingBudgetNote } from "../providers/resolve.ts";
@@ -276,6 +276,7 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
       mode: sessionMode,
       sandbox: sandbox.mcp,
       sandboxAll: sandbox.mcpAll,
+      oauthDir: dataDir ? join(dataDir, "mcp-oauth") : undefined,
       onToolsChanged: () => followMcp(),
     });
     let setup: Workspace;
