@@ -71,6 +71,7 @@ Usage:
   agent serve [--port <n>] [--host <addr>] [--max-runs <n>] [options]
   agent acp [options]                  an Agent Client Protocol agent on stdio, for editors
   agent mcp [--port <n>] [options]     the agent as an MCP server (stdio, or Streamable HTTP)
+  agent mcp login|logout <server>      log in to (or out of) an MCP server over OAuth
   deno run -A jsr:@x/agent [options] [prompt...]
 
 A prompt runs one task and exits; piped stdin goes to the model too, before the prompt. Without a
