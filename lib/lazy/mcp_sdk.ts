@@ -16,7 +16,9 @@ export {
 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 export {
+  ElicitRequestSchema,
   JSONRPCMessageSchema,
+  ListRootsRequestSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 // @ts-types="@modelcontextprotocol/sdk/client/auth"

@@ -12,10 +12,17 @@
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth";
 import type { Client } from "@modelcontextprotocol/sdk/client";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types";
+import { basename, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { loadLazy } from "../lazy/load.ts";
 import type { Tool } from "../tool.ts";
 import type { McpConfig } from "./config.ts";
 import { grantedEnv } from "./env.ts";
+import {
+  _answerElicitation,
+  type McpElicitationAnswer,
+  type McpElicitationRequest,
+} from "./elicitation.ts";
 
 /** How the agent talks to a server: a child process, Streamable HTTP, or HTTP+SSE. */
 export type McpTransportKind = "stdio" | "http" | "sse";
@@ -108,10 +115,37 @@ export interface ConnectMcpOptions {
    */
   sandbox?: McpSandboxOptions;
   /**
+   * Answers a server that asks the user for input (`elicitation/create`, form mode): `accept`
+   * with the fields (those left out take their schema's `default`; the whole is checked against
+   * the schema, and one that does not fit is declined with a warning), `decline` or `cancel`.
+   * Absent (a headless run), every request is declined, and `onWarning` hears it once per server.
+   */
+  onElicitation?: (server: string, request: McpElicitationRequest) => Promise<McpElicitationAnswer>;
+  /**
+   * The directories of the workspace, which servers that ask (`roots/list`) get as `file://`
+   * URIs. Absent, the client does not declare the `roots` capability.
+   */
+  roots?: readonly string[];
+  /**
+   * Hears what a server reports of a call under way (`notifications/progress`); each call sends
+   * a progress token for it.
+   */
+  onProgress?: (server: string, tool: string, progress: McpProgress) => void;
+  /**
    * The OAuth provider of an HTTP server, by its name and URL (see `oauth.ts`): its login kept for
    * the user, and whether a login may start. Absent: a server that asks for OAuth does not start.
    */
   oauth?: (server: string, url: string) => OAuthClientProvider | undefined;
+}
+
+/** What a server reports of a call under way (`notifications/progress`). */
+export interface McpProgress {
+  /** How far it is: grows with each report. */
+  progress: number;
+  /** What `progress` will be when it is done, if the server knows. */
+  total?: number;
+  /** What it is doing now, in the server's words. */
+  message?: string;
 }
 
 /** The defaults of {@link ConnectMcpOptions}. */
@@ -220,6 +254,10 @@ export async function connectMcpServers(
   const callTimeoutMs = options.callTimeoutMs ?? MCP_DEFAULTS.callTimeoutMs;
   // A call may have to restart the server first.
   const timeoutMs = callTimeoutMs + startupTimeoutMs + 5_000;
+  const roots = options.roots?.map((dir) => {
+    const path = resolve(options.cwd ?? Deno.cwd(), dir);
+    return { uri: pathToFileURL(path).href, name: basename(path) || path };
+  });
   const taken = new Set<string>();
   const tools: Tool[] = [];
   /** Each server's agent tools, by the server's own tool name. */
@@ -247,6 +285,8 @@ export async function connectMcpServers(
     tools.length = 0;
     for (const each of owned) for (const { tool } of each.values()) tools.push(tool);
   };
+  /** Whether each server heard that nobody can answer it. */
+  const elicited = entries.map(() => ({ headless: false }));
   const servers = entries.map(([name, server], i) =>
     _createServer(name, server, {
       env: inherited,
@@ -257,6 +297,15 @@ export async function connectMcpServers(
       callTimeoutMs,
       maxTools: options.maxTools ?? MCP_DEFAULTS.maxTools,
       onWarning: warn,
+      onElicitation: (request) =>
+        _answerElicitation(name, request, {
+          onElicitation: options.onElicitation,
+          warn,
+          warned: elicited[i],
+        }),
+      roots,
+      onProgress: options.onProgress &&
+        ((tool, progress) => options.onProgress?.(name, tool, progress)),
       onTools(infos) {
         offer(i, infos);
         options.onToolsChanged?.(name);

@@ -14,6 +14,7 @@ import denoJson from "../../deno.json" with { type: "json" };
 import { type LazyModules, loadLazy } from "../lazy/load.ts";
 import type { McpSandboxOptions, McpTransportKind } from "./client.ts";
 import type { McpServerConfig, McpStdioServerConfig } from "./config.ts";
+import type { McpElicitationAnswer, McpElicitationRequest } from "./elicitation.ts";
 import { type _StdioSandbox, _stdioTransport } from "./stdio_transport.ts";
 
 /** A live connection. */
@@ -50,6 +51,10 @@ export interface _OpenOptions {
   onToolsChanged?(session: _Session): void;
   /** Hears what a sandboxed stdio server left behind, once it has ended (see `_StdioParams`). */
   onLeftover?(text: string): void;
+  /** Answers the server's `elicitation/create` (form mode). */
+  onElicitation?(request: McpElicitationRequest): Promise<McpElicitationAnswer>;
+  /** The workspace roots `roots/list` answers with; absent, `roots` is not declared. */
+  roots?: readonly { uri: string; name: string }[];
 }
 
 /** The parts of the MCP SDK a connection uses (see `lib/lazy/mcp_sdk.ts`). */
@@ -118,7 +123,13 @@ async function _open(
       ? new sdk.SSEClientTransport(new URL(url), init)
       : new sdk.StreamableHTTPClientTransport(new URL(url), init);
   }
-  const client = new sdk.Client({ name: "@x/agent", version: denoJson.version });
+  const client = new sdk.Client({ name: "@x/agent", version: denoJson.version }, {
+    capabilities: {
+      elicitation: { form: {} },
+      ...(options.roots ? { roots: { listChanged: false } } : {}),
+    },
+  });
+  _answerRequests(sdk, client, options);
   let closing = false;
   let connected = false;
   const session: _Session = {
@@ -187,6 +198,25 @@ async function _open(
     throw _startError(sdk, kind, config, error, stdio, options.timeoutMs);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** Answers what the server asks of the client: input from the user, the workspace roots. */
+function _answerRequests(sdk: _Sdk, client: Client, options: _OpenOptions): void {
+  client.setRequestHandler(sdk.ElicitRequestSchema, async (request) => {
+    const params = request.params;
+    if (params.mode === "url" || !("requestedSchema" in params)) return { action: "decline" };
+    const answer = await options.onElicitation?.({
+      message: params.message,
+      requestedSchema: params.requestedSchema as McpElicitationRequest["requestedSchema"],
+    });
+    return answer ?? { action: "decline" };
+  });
+  const roots = options.roots;
+  if (roots) {
+    client.setRequestHandler(sdk.ListRootsRequestSchema, () => ({
+      roots: roots.map((root) => ({ ...root })),
+    }));
   }
 }
 

@@ -23,11 +23,20 @@ export {
   type ConnectMcpOptions,
   connectMcpServers,
   type McpConnection,
+  type McpProgress,
   type McpSandboxOptions,
   type McpServerState,
   type McpServerStatus,
   type McpTransportKind,
 } from "./client.ts";
+export {
+  applyElicitationDefaults,
+  checkElicitationContent,
+  type McpElicitationAnswer,
+  type McpElicitationField,
+  type McpElicitationRequest,
+  type McpElicitationSchema,
+} from "./elicitation.ts";
 export {
   type LoadedMcpConfig,
   loadMcpConfig,

@@ -10,7 +10,7 @@
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth";
 import type { Client } from "@modelcontextprotocol/sdk/client";
 import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types";
-import type { McpSandboxOptions, McpServerState, McpServerStatus } from "./client.ts";
+import type { McpProgress, McpSandboxOptions, McpServerState, McpServerStatus } from "./client.ts";
 import type { McpServerConfig } from "./config.ts";
 import {
   _CONNECTION_CLOSED,
@@ -19,6 +19,7 @@ import {
   _seconds,
   type _Session,
 } from "./connection.ts";
+import type { McpElicitationAnswer, McpElicitationRequest } from "./elicitation.ts";
 import { _listTools, _RELIST_INTERVAL_MS, _RELISTS, _until } from "./listing.ts";
 
 /** What a server needs besides its configuration. */
@@ -41,6 +42,12 @@ export interface _ServerOptions {
   onWarning(message: string): void;
   /** Hears the server's tools once listed again after they changed (not the first listing). */
   onTools?(tools: McpTool[]): void;
+  /** Answers the server's requests for input. */
+  onElicitation?(request: McpElicitationRequest): Promise<McpElicitationAnswer>;
+  /** The workspace roots, as `file://` URIs with names. */
+  roots?: readonly { uri: string; name: string }[];
+  /** Hears the progress the server reports of a call (`notifications/progress`). */
+  onProgress?(tool: string, progress: McpProgress): void;
 }
 
 /** A call's result, and a note for the model when the server had to be restarted first. */
@@ -115,6 +122,8 @@ export function _createServer(
       authProvider: options.authProvider,
       timeoutMs: options.startupTimeoutMs,
       onLeftover: (text) => options.onWarning(`${label}: ${text}`),
+      onElicitation: options.onElicitation,
+      roots: options.roots,
       onToolsChanged(changed) {
         // A change announced before the first listing began is in that listing.
         if (changed !== session || (!listed && listing?.session !== changed)) return;
@@ -293,7 +302,19 @@ export function _createServer(
         const result = await current.client.callTool(
           { name: tool, arguments: args },
           undefined,
-          { signal: inFlight.signal, timeout: options.callTimeoutMs },
+          {
+            signal: inFlight.signal,
+            timeout: options.callTimeoutMs,
+            // Sends a progress token; what the server reports of the call reaches the hook.
+            onprogress: ({ progress, total, message }) => {
+              if (inFlight.signal.aborted) return;
+              options.onProgress?.(tool, {
+                progress,
+                ...(total !== undefined ? { total } : {}),
+                ...(message !== undefined ? { message } : {}),
+              });
+            },
+          },
         ).finally(() => signal.removeEventListener("abort", onAbort));
         // A call that changed the tools answers once they are listed again, so that the next
         // request to the model offers them; but not after its own timeout or abort.

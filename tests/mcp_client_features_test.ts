@@ -1,0 +1,185 @@
+/**
+ * The client's side of the MCP spec that users meet: a server that asks the user for input
+ * (`elicitation/create`), asks for the workspace roots (`roots/list`), reports the progress of a
+ * call (`notifications/progress`), and says how to use it (`instructions`). Against a real MCP
+ * server (the SDK's `McpServer`, on stdio: `mcp_asking_server.ts`).
+ */
+
+import "./isolated_env.ts";
+import assert from "node:assert/strict";
+import { fileURLToPath as fromFileUrl, pathToFileURL } from "node:url";
+import {
+  type ConnectMcpOptions,
+  connectMcpServers,
+  type McpConfig,
+  type McpConnection,
+} from "../lib/mcp/mod.ts";
+import type { Tool } from "../lib/tool.ts";
+
+const ASKING: McpConfig = {
+  mcpServers: {
+    asking: {
+      command: Deno.execPath(),
+      args: [
+        "run",
+        "-A",
+        "--config",
+        fromFileUrl(new URL("../deno.json", import.meta.url)),
+        fromFileUrl(new URL("./mcp_asking_server.ts", import.meta.url)),
+      ],
+    },
+  },
+};
+
+/** Connects to the asking server, keeping the warnings. */
+async function connect(
+  options: ConnectMcpOptions = {},
+): Promise<McpConnection & { warnings: string[] }> {
+  const warnings: string[] = [];
+  const mcp = await connectMcpServers(ASKING, {
+    ...options,
+    onWarning: (message) => warnings.push(message),
+  });
+  assert.equal(mcp.servers()[0].state, "connected", warnings.join("\n"));
+  return Object.assign(mcp, { warnings });
+}
+
+/** Calls a tool of the asking server and parses the JSON it answers with. */
+async function call(mcp: McpConnection, tool: string, input = {}): Promise<unknown> {
+  const found = mcp.tools.find((each) => each.name === `mcp__asking__${tool}`) as Tool;
+  assert.ok(found, `no tool ${tool}`);
+  const result = await found.execute(input, {
+    signal: new AbortController().signal,
+    cwd: Deno.cwd(),
+    toolCallId: "call-1",
+  });
+  const output = typeof result === "string" ? result : result.output;
+  return JSON.parse(output);
+}
+
+Deno.test("a server's request for input reaches onElicitation, and the fields it leaves out take their defaults", async () => {
+  const asked: { server: string; message: string; fields: string[] }[] = [];
+  await using mcp = await connect({
+    onElicitation(server, request) {
+      asked.push({
+        server,
+        message: request.message,
+        fields: Object.keys(request.requestedSchema.properties),
+      });
+      return Promise.resolve({ action: "accept", content: { name: "Ada", age: 36 } });
+    },
+  });
+  const answer = await call(mcp, "ask", { message: "Who is there?" });
+  assert.deepEqual(asked, [{
+    server: "asking",
+    message: "Who is there?",
+    fields: ["name", "age", "status", "verified", "nickname"],
+  }]);
+  assert.deepEqual(answer, {
+    action: "accept",
+    content: { name: "Ada", age: 36, status: "active", verified: true },
+  });
+  assert.deepEqual(mcp.warnings, []);
+});
+
+Deno.test("an accepted answer with nothing filled in sends every default", async () => {
+  await using mcp = await connect({
+    onElicitation: () => Promise.resolve({ action: "accept", content: {} }),
+  });
+  assert.deepEqual(await call(mcp, "ask"), {
+    action: "accept",
+    content: { name: "John Doe", age: 30, status: "active", verified: true },
+  });
+});
+
+Deno.test("an answer that does not fit the form is declined, with a warning that says why", async () => {
+  const answers = [
+    { content: { name: "Ada", age: "old" }, why: '"age" must be a number' },
+    {
+      content: { name: "Ada", status: "gone" },
+      why: '"status" must be one of "active", "inactive"',
+    },
+    { content: { name: "Ada", age: -1 }, why: '"age" must be at least 0' },
+    { content: { name: "Ada", color: "red" }, why: '"color" is not a field of the form' },
+    { content: { name: 7 }, why: '"name" must be text' },
+  ];
+  for (const { content, why } of answers) {
+    await using mcp = await connect({
+      onElicitation: () => Promise.resolve({ action: "accept", content }),
+    });
+    assert.deepEqual(await call(mcp, "ask"), { action: "decline" });
+    assert.equal(mcp.warnings.length, 1, mcp.warnings.join("\n"));
+    assert.ok(mcp.warnings[0].includes(why), mcp.warnings[0]);
+  }
+});
+
+Deno.test("a declined or cancelled request reaches the server as such", async () => {
+  for (const action of ["decline", "cancel"] as const) {
+    await using mcp = await connect({ onElicitation: () => Promise.resolve({ action }) });
+    assert.deepEqual(await call(mcp, "ask"), { action });
+  }
+});
+
+Deno.test("without onElicitation a request for input is declined, and said once on the warnings", async () => {
+  await using mcp = await connect();
+  assert.deepEqual(await call(mcp, "ask", { message: "Your password?\n\u001b[31mnow" }), {
+    action: "decline",
+  });
+  assert.deepEqual(await call(mcp, "ask"), { action: "decline" });
+  assert.deepEqual(mcp.warnings, [
+    'MCP server "asking" asked for input (Your password? [31mnow); nobody can answer in a ' +
+    "headless run, so it was declined",
+  ]);
+});
+
+Deno.test("roots/list answers with the workspace roots as file:// URIs", async () => {
+  const cwd = await Deno.makeTempDir();
+  const other = await Deno.makeTempDir();
+  try {
+    await using mcp = await connect({ cwd, roots: [cwd, other] });
+    assert.deepEqual(await call(mcp, "roots"), {
+      roots: [
+        { uri: pathToFileURL(cwd).href, name: cwd.split("/").pop() },
+        { uri: pathToFileURL(other).href, name: other.split("/").pop() },
+      ],
+    });
+  } finally {
+    await Deno.remove(cwd, { recursive: true });
+    await Deno.remove(other, { recursive: true });
+  }
+});
+
+Deno.test("without roots the client declares none, and a server that asks gets an error", async () => {
+  await using mcp = await connect();
+  const found = mcp.tools.find((each) => each.name === "mcp__asking__roots") as Tool;
+  const result = await found.execute({}, {
+    signal: new AbortController().signal,
+    cwd: Deno.cwd(),
+    toolCallId: "call-1",
+  });
+  assert.ok(typeof result !== "string" && result.isError, JSON.stringify(result));
+});
+
+Deno.test("a call sends a progress token, and what the server reports of it reaches onProgress", async () => {
+  const heard: unknown[] = [];
+  await using mcp = await connect({
+    onProgress: (server, tool, progress) => heard.push({ server, tool, ...progress }),
+  });
+  const answer = await call(mcp, "slow") as { token: unknown };
+  assert.notEqual(answer.token, null);
+  assert.deepEqual(
+    heard,
+    [1, 2, 3].map((step) => ({
+      server: "asking",
+      tool: "slow",
+      progress: step,
+      total: 3,
+      message: `step ${step}`,
+    })),
+  );
+});
+
+Deno.test("the server's instructions are in its status", async () => {
+  await using mcp = await connect();
+  assert.match(mcp.servers()[0].instructions ?? "", /^Call ask before anything else\./);
+});
