@@ -40,6 +40,8 @@ export function startOAuthMcp(): OAuthMcp {
   const live = new Set<string>();
   const refreshTokens = new Set<string>();
   const clients = new Map<string, { redirect_uris: string[] }>();
+  /** A client registered ahead of time for machine use, and its secret. */
+  const machine = { id: "machine", secret: "machine-secret-0123456789" };
   const codes = new Map<string, { challenge: string; redirect: string; resource?: string }>();
   let base = "";
   const issue = () => {
@@ -72,9 +74,9 @@ export function startOAuthMcp(): OAuthMcp {
         token_endpoint: `${base}/token`,
         registration_endpoint: `${base}/register`,
         response_types_supported: ["code"],
-        grant_types_supported: ["authorization_code", "refresh_token"],
+        grant_types_supported: ["authorization_code", "refresh_token", "client_credentials"],
         code_challenge_methods_supported: ["S256"],
-        token_endpoint_auth_methods_supported: ["none"],
+        token_endpoint_auth_methods_supported: ["none", "client_secret_basic"],
       });
     }
     if (path === "/register" && request.method === "POST") {
@@ -123,6 +125,13 @@ export function startOAuthMcp(): OAuthMcp {
         return issue();
       }
       if (grant === "refresh_token" && refreshTokens.delete(form.get("refresh_token") ?? "")) {
+        return issue();
+      }
+      if (grant === "client_credentials") {
+        const basic = request.headers.get("authorization") ?? "";
+        if (basic !== `Basic ${btoa(`${machine.id}:${machine.secret}`)}`) {
+          return Response.json({ error: "invalid_client" }, { status: 401 });
+        }
         return issue();
       }
       return Response.json({ error: "invalid_grant" }, { status: 400 });

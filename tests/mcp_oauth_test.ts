@@ -20,6 +20,8 @@ import {
 } from "../lib/mcp/oauth.ts";
 import { startOAuthMcp } from "./mcp_oauth_support.ts";
 import { connectMcpServers } from "../lib/mcp/mod.ts";
+import { parseMcpConfig } from "../lib/mcp/config.ts";
+import { runSecrets } from "../lib/cli/secrets.ts";
 import { startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { wireMessages } from "./openai_support.ts";
 import { runCli } from "./terminal_support.ts";
@@ -203,4 +205,70 @@ Deno.test("agent mcp login, a headless run with the login (its token refreshed o
   } finally {
     await Deno.remove(root, { recursive: true });
   }
+});
+
+Deno.test("a server configured with the client_credentials grant logs in as the machine, with its secret", async () => {
+  await using server = startOAuthMcp();
+  const store = credentialStore(await Deno.makeTempDir({ prefix: "agent_oauth_" }));
+  const config = { mcpServers: { ci: { type: "http" as const, url: server.url } } };
+  const connect = (secret: string, warnings: string[] = []) =>
+    connectMcpServers(config, {
+      oauth: (name, url) =>
+        oauthProvider({
+          server: name,
+          url,
+          store,
+          grant: "client_credentials",
+          client: { client_id: "machine", client_secret: secret },
+        }),
+      onWarning: (message) => warnings.push(message),
+    });
+  {
+    await using mcp = await connect("machine-secret-0123456789");
+    assert.deepEqual(mcp.tools.map((tool) => tool.name), ["mcp__ci__whoami"]);
+    assert.ok(server.log.includes("token:client_credentials"));
+    assert.ok(!server.log.includes("authorize"), "nobody was sent to log in");
+  }
+  const warnings: string[] = [];
+  await using refused = await connect("wrong-secret", warnings);
+  assert.equal(refused.tools.length, 0);
+  assert.match(warnings.join("\n"), /ci/);
+});
+
+Deno.test("an HTTP server's oauth block: its secret from the environment, redacted; the machine grant needs one", () => {
+  const env = (name: string) => (name === "CI_MCP_SECRET" ? "ci-mcp-secret-value-42" : undefined);
+  const { config } = parseMcpConfig({
+    mcpServers: {
+      ci: {
+        type: "http",
+        url: "https://mcp.example.com/mcp",
+        oauth: {
+          clientId: "machine",
+          clientSecret: "${CI_MCP_SECRET}",
+          grant: "client_credentials",
+        },
+      },
+    },
+  }, { env });
+  const ci = config.mcpServers.ci;
+  assert.ok("url" in ci);
+  assert.deepEqual(ci.oauth, {
+    clientId: "machine",
+    clientSecret: "ci-mcp-secret-value-42",
+    grant: "client_credentials",
+  });
+  assert.equal(runSecrets(env, {}, config)("secret ci-mcp-secret-value-42"), "secret [redacted]");
+  assert.throws(
+    () =>
+      parseMcpConfig({
+        mcpServers: {
+          ci: {
+            type: "http",
+            url: "https://mcp.example.com/mcp",
+            oauth: { clientId: "machine", grant: "client_credentials" },
+          },
+        },
+      }),
+    /client_credentials grant needs clientSecret/,
+  );
 });

@@ -9,9 +9,11 @@
 import type { SessionMode } from "./capabilities.ts";
 import type { Tool } from "../tool.ts";
 import {
+  type ConnectMcpOptions,
   connectMcpServers,
   type LoadedMcpConfig,
   type McpConnection,
+  type McpProgress,
   type McpSandboxOptions,
   type McpServerConfig,
 } from "../mcp/mod.ts";
@@ -83,8 +85,66 @@ export async function startMcp(options: {
     onWarning: options.warn,
     sandbox: options.sandbox,
     onToolsChanged: options.onToolsChanged,
-    oauth: store ? (server, url) => oauthProvider({ server, url, store }) : undefined,
+    roots: options.roots,
+    onElicitation: options.onElicitation,
+    onProgress: options.onProgress,
+    oauth(server, url) {
+      const configured = allowed[server];
+      const oauth = "url" in configured ? configured.oauth : undefined;
+      // A person's login is kept in the data directory; a machine's lives in memory.
+      if (!store && oauth?.grant !== "client_credentials") return undefined;
+      return oauthProvider({
+        server,
+        url,
+        store: store ?? credentialStore(""),
+        client: oauth && { client_id: oauth.clientId, client_secret: oauth.clientSecret },
+        scope: oauth?.scope,
+        grant: oauth?.grant,
+      });
+    },
   });
+}
+
+/** The least time between two progress lines of one call. */
+const _PROGRESS_INTERVAL_MS = 500;
+
+/**
+ * Shows what MCP servers report of calls under way, as lines given to `write` (stderr in text
+ * output): `MCP server "docs" (index): 2/3 reading files`, at most one per server and tool every
+ * 500 ms; the server's message on one line, cut to 200 characters.
+ *
+ * @example
+ * ```ts
+ * import { mcpProgressLines } from "./mcp.ts";
+ * const lines: string[] = [];
+ * const onProgress = mcpProgressLines((line) => lines.push(line));
+ * onProgress("docs", "index", { progress: 1, total: 3, message: "reading" });
+ * onProgress("docs", "index", { progress: 2, total: 3 }); // within 500 ms: not shown
+ * if (lines.join() !== 'MCP server "docs" (index): 1/3 reading') throw new Error(lines.join());
+ * ```
+ */
+export function mcpProgressLines(
+  write: (line: string) => void,
+  now: () => number = () => performance.now(),
+): (server: string, tool: string, progress: McpProgress) => void {
+  const last = new Map<string, number>();
+  return (server, tool, { progress, total, message }) => {
+    const key = JSON.stringify([server, tool]);
+    const at = now();
+    const before = last.get(key);
+    if (before !== undefined && at - before < _PROGRESS_INTERVAL_MS) return;
+    last.set(key, at);
+    const amount = total !== undefined ? `${progress}/${total}` : `${progress}`;
+    const said = message ? ` ${_oneLine(message)}` : "";
+    write(`MCP server "${server}" (${tool}): ${amount}${said}`);
+  };
+}
+
+/** A server's text on one line: control characters out, at most 200 characters. */
+function _oneLine(text: string): string {
+  // deno-lint-ignore no-control-regex
+  const line = text.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ").trim();
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
 }
 
 /**

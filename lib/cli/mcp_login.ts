@@ -81,10 +81,19 @@ export async function runMcpLogin(
     );
     return 0;
   }
+  if (server.oauth?.grant === "client_credentials") {
+    throw new ConfigError(
+      `The MCP server "${what.server}" logs in with its client's credentials at every start: ` +
+        "there is nobody to log in",
+    );
+  }
   const outcome = await loginMcpServer({
     server: what.server,
     url: server.url,
     store,
+    client: server.oauth &&
+      { client_id: server.oauth.clientId, client_secret: server.oauth.clientSecret },
+    scope: server.oauth?.scope,
     open: (url) => _open(url, env, io),
   });
   io.err(

@@ -54,8 +54,10 @@ export function runSecrets(
     secrets.push(...headerSecrets(provider.headers));
   }
   for (const server of Object.values(mcpConfig?.mcpServers ?? {})) {
-    if ("url" in server) secrets.push(...headerSecrets(server.headers));
-    else {
+    if ("url" in server) {
+      secrets.push(...headerSecrets(server.headers));
+      if (server.oauth?.clientSecret) secrets.push(server.oauth.clientSecret);
+    } else {
       for (const [name, value] of Object.entries(server.env ?? {})) {
         if (isSecretEnvName(name)) secrets.push(value);
       }

@@ -52,6 +52,23 @@ export interface McpHttpServerConfig {
   url: string;
   /** Headers sent with every request, e.g. `Authorization`. */
   headers?: Record<string, string>;
+  /** How it logs in over OAuth, when not by a client registered at login (see `oauth.ts`). */
+  oauth?: McpOAuthConfig;
+}
+
+/** A server's OAuth client, registered ahead of time. */
+export interface McpOAuthConfig {
+  /** The client's id. */
+  clientId: string;
+  /** Its secret, if it has one (write it as `${VAR}`). */
+  clientSecret?: string;
+  /** The scopes to ask for. */
+  scope?: string;
+  /**
+   * `authorization_code` (the default): a person logs in (`agent mcp login`);
+   * `client_credentials`: a machine does, with the client's secret, at every start.
+   */
+  grant?: "authorization_code" | "client_credentials";
 }
 
 /** One server's configuration. */
@@ -125,6 +142,12 @@ const _httpSchema = z.looseObject({
   type: z.enum(["http", "streamable-http", "sse"]),
   url: z.string().min(1),
   headers: _strings.optional(),
+  oauth: z.object({
+    clientId: z.string().min(1),
+    clientSecret: z.string().optional(),
+    scope: z.string().optional(),
+    grant: z.enum(["authorization_code", "client_credentials"]).optional(),
+  }).optional(),
 });
 
 const _fileSchema = z.looseObject({
@@ -219,6 +242,21 @@ export function parseMcpConfig(
       const server: McpHttpServerConfig = { type: checked.data.type, url };
       const headers = checked.data.headers;
       if (headers) server.headers = _mapValues(headers, (v, k) => expand(v, `headers.${k}`));
+      const oauth = checked.data.oauth;
+      if (oauth) {
+        server.oauth = { clientId: expand(oauth.clientId, "oauth.clientId") };
+        if (oauth.clientSecret !== undefined) {
+          server.oauth.clientSecret = expand(oauth.clientSecret, "oauth.clientSecret");
+        }
+        if (oauth.scope !== undefined) server.oauth.scope = oauth.scope;
+        if (oauth.grant === "client_credentials" && !server.oauth.clientSecret) {
+          throw new ConfigError(
+            `Bad MCP config in ${source}: ${at}.oauth: the client_credentials grant needs ` +
+              `clientSecret`,
+          );
+        }
+        if (oauth.grant) server.oauth.grant = oauth.grant;
+      }
       mcpServers[name] = server;
     }
   }

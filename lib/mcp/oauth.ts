@@ -151,6 +151,11 @@ export interface OAuthProviderOptions {
   /** Scopes to ask for, from the configuration, if any. */
   scope?: string;
   /**
+   * `client_credentials`: the client itself logs in with its secret (machine use), at every
+   * start; its tokens live in memory only. Default: a person logs in (`authorization_code`).
+   */
+  grant?: "authorization_code" | "client_credentials";
+  /**
    * The loopback URL the authorization server sends the user back to, and what to do with the
    * authorization URL (open a browser, print it). Absent: nobody can log in here, and a login
    * needed throws {@link McpLoginRequired}.
@@ -183,6 +188,7 @@ export interface OAuthProviderOptions {
  * ```
  */
 export function oauthProvider(options: OAuthProviderOptions): OAuthClientProvider {
+  if (options.grant === "client_credentials") return _machineProvider(options);
   const { store, url } = options;
   const kept = () => store.load(url) ?? { url };
   const update = (change: Partial<McpCredentials>) => store.save({ ...kept(), ...change, url });
@@ -241,6 +247,45 @@ export function oauthProvider(options: OAuthProviderOptions): OAuthClientProvide
       else if (scope === "tokens") update({ tokens: undefined, expiresAt: undefined });
       else if (scope === "verifier") update({ verifier: undefined });
       else if (scope === "discovery") update({ discovery: undefined });
+    },
+  };
+}
+
+/** The client-credentials grant: no person, no redirect, tokens kept in memory. */
+function _machineProvider(options: OAuthProviderOptions): OAuthClientProvider {
+  const client = options.client;
+  if (!client?.client_secret) {
+    throw new Error(`the MCP server "${options.server}": client_credentials needs a client secret`);
+  }
+  let tokens: OAuthTokens | undefined;
+  return {
+    get redirectUrl() {
+      return undefined;
+    },
+    get clientMetadata() {
+      return {
+        client_name: "@x/agent",
+        redirect_uris: [],
+        grant_types: ["client_credentials"],
+        token_endpoint_auth_method: "client_secret_basic",
+        ...(options.scope ? { scope: options.scope } : {}),
+      };
+    },
+    clientInformation: () => client,
+    tokens: () => tokens,
+    saveTokens: (given) => void (tokens = given),
+    redirectToAuthorization() {
+      throw new Error(`the MCP server "${options.server}" logs in with client credentials only`);
+    },
+    saveCodeVerifier() {},
+    codeVerifier() {
+      throw new Error(`the MCP server "${options.server}" logs in with client credentials only`);
+    },
+    prepareTokenRequest(scope) {
+      const params = new URLSearchParams({ grant_type: "client_credentials" });
+      const asked = scope ?? options.scope;
+      if (asked) params.set("scope", asked);
+      return params;
     },
   };
 }
