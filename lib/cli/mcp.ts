@@ -42,6 +42,12 @@ export async function startMcp(options: {
    * start.
    */
   oauthDir?: string;
+  /** The workspace roots (the working directory and each `--add-dir`), for `roots/list`. */
+  roots?: readonly string[];
+  /** Answers a server that asks the user for input; absent, such requests are declined. */
+  onElicitation?: ConnectMcpOptions["onElicitation"];
+  /** Hears what servers report of calls under way. */
+  onProgress?: ConnectMcpOptions["onProgress"];
 }): Promise<McpConnection | undefined> {
   const { config, projectServers, warnings } = options.loaded;
   for (const warning of warnings) options.warn(warning);
