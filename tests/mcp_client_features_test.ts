@@ -7,6 +7,7 @@
 
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { fileURLToPath as fromFileUrl, pathToFileURL } from "node:url";
 import {
   type ConnectMcpOptions,
@@ -15,6 +16,8 @@ import {
   type McpConnection,
 } from "../lib/mcp/mod.ts";
 import type { Tool } from "../lib/tool.ts";
+import { startMockOpenAIServer } from "../lib/testing/mod.ts";
+import { runCli, tempDir } from "./terminal_support.ts";
 
 const ASKING: McpConfig = {
   mcpServers: {
@@ -182,4 +185,96 @@ Deno.test("a call sends a progress token, and what the server reports of it reac
 Deno.test("the server's instructions are in its status", async () => {
   await using mcp = await connect();
   assert.match(mcp.servers()[0].instructions ?? "", /^Call ask before anything else\./);
+});
+
+/** A headless CLI run with the asking server, whose model calls `tools` in turn. */
+async function runWithAsking(
+  tools: string[],
+  output: "text" | "json",
+): Promise<
+  {
+    code: number;
+    stdout: string;
+    stderr: string;
+    requests: { body: Record<string, unknown> }[];
+    dir: string;
+    other: string;
+  }
+> {
+  const dir = await tempDir();
+  const other = await tempDir();
+  const config = join(dir, "mcp.json");
+  await Deno.writeTextFile(config, JSON.stringify(ASKING));
+  await using server = startMockOpenAIServer({
+    replies: [
+      ...tools.map((tool) => ({ toolCalls: [{ name: `mcp__asking__${tool}`, arguments: {} }] })),
+      { text: "done" },
+    ],
+  });
+  const run = await runCli(
+    [
+      "-m",
+      "openai/test",
+      "--mcp-config",
+      config,
+      "--add-dir",
+      other,
+      "--no-session",
+      "--output",
+      output,
+      "go",
+    ],
+    {
+      cwd: dir,
+      env: {
+        OPENAI_API_KEY: "sk-test",
+        OPENAI_BASE_URL: server.url,
+        AGENT_CONFIG_DIR: await tempDir(),
+      },
+    },
+  );
+  return { ...run, requests: server.requests, dir, other };
+}
+
+/** The text of the tool results the model got back, in order. */
+function toolOutputs(requests: { body: Record<string, unknown> }[]): string[] {
+  const last = requests.at(-1)!.body.messages as { role: string; content: string }[];
+  return last.filter((message) => message.role === "tool").map((message) => message.content);
+}
+
+Deno.test("cli: a headless run declines a request for input with one warning, answers roots/list with the workspace, and shows progress", async () => {
+  const run = await runWithAsking(["ask", "roots", "slow"], "text");
+  assert.equal(run.code, 0, run.stderr);
+  const [asked, roots] = toolOutputs(run.requests);
+  assert.deepEqual(JSON.parse(asked), { action: "decline" });
+  assert.deepEqual(
+    JSON.parse(roots).roots.map((root: { uri: string }) => root.uri),
+    [pathToFileURL(await Deno.realPath(run.dir)).href, pathToFileURL(run.other).href],
+  );
+  const stderr = run.stderr.split("\n");
+  assert.equal(
+    stderr.filter((line) => line.includes("nobody can answer in a headless run")).length,
+    1,
+    run.stderr,
+  );
+  // Three reports within a few milliseconds: one line.
+  assert.deepEqual(stderr.filter((line) => line.includes('MCP server "asking" (slow)')), [
+    'agent: MCP server "asking" (slow): 1/3 step 1',
+  ]);
+});
+
+Deno.test("cli: json output shows no progress", async () => {
+  const run = await runWithAsking(["slow"], "json");
+  assert.equal(run.code, 0, run.stderr);
+  assert.ok(!run.stderr.includes("(slow)"), run.stderr);
+  assert.match(toolOutputs(run.requests)[0], /"token"/);
+});
+
+Deno.test("cli: a server's instructions are in the system prompt, under its name, redacted", async () => {
+  const run = await runWithAsking([], "json");
+  assert.equal(run.code, 0, run.stderr);
+  const messages = run.requests[0].body.messages as { role: string; content: string }[];
+  const system = messages.find((message) => message.role === "system")!.content;
+  assert.match(system, /## MCP server "asking"\nCall ask before anything else\. The token is /);
+  assert.ok(!system.includes("sk-xxxxxxxxxx"), system);
 });

@@ -36,10 +36,11 @@ import {
 } from "./trust.ts";
 import { type CliArgs, DEFAULT_MODEL, UsageError } from "./args.ts";
 import { openWorkspace, systemPromptFor, type Workspace, workspaceRoots } from "./workspace.ts";
+import { withMcpInstructions } from "./system_prompt.ts";
 import { type CliSandbox, resolveCliSandbox } from "./sandbox.ts";
 import type { SandboxReport } from "../sandbox/policy.ts";
 import { rulesOf, runHooks } from "./control.ts";
-import type { McpConnection } from "../mcp/client.ts";
+import type { ConnectMcpOptions, McpConnection } from "../mcp/client.ts";
 import type { McpServerConfig } from "../mcp/config.ts";
 import type { BashToolOptions } from "../../tools/bash.ts";
 import type { ToolFs } from "../../tools/fs.ts";
@@ -91,6 +92,11 @@ export interface CliEnvironment {
    * by that id (an editor through ACP).
    */
   resumeExact?: boolean;
+  /**
+   * Asks the user what an MCP server asks for (the terminal session); absent, nobody can answer
+   * and such requests are declined.
+   */
+  onElicitation?: ConnectMcpOptions["onElicitation"];
 }
 
 /** A CLI run, ready to go. */
@@ -278,6 +284,12 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
       sandboxAll: sandbox.mcpAll,
       oauthDir: dataDir ? join(dataDir, "mcp-oauth") : undefined,
       onToolsChanged: () => followMcp(),
+      roots: workspaceRoots(options),
+      onElicitation: environment.onElicitation,
+      // A run's own progress lines, in text output only; a front end for a program shows none.
+      onProgress: options.output === "text" && !options.command
+        ? mcpModule.mcpProgressLines(warn)
+        : undefined,
     });
     let setup: Workspace;
     try {
@@ -290,7 +302,12 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
       throw error;
     }
     if (mcp && mcpModule) followMcp = mcpModule.followMcpTools(setup.tools, mcp, options.tools);
-    const systemPrompt = await systemPromptFor(options, setup, warn);
+    // What each MCP server that started says about how to use it, with the run's secrets out.
+    const systemPrompt = withMcpInstructions(
+      await systemPromptFor(options, setup, warn),
+      mcp?.servers() ?? [],
+      redact,
+    );
     // Hook commands run through sh: granted, or (interactive) Deno may ask.
     const shell = Deno.permissions.querySync({ name: "run", command: "sh" }).state;
     const canRunShell = shell === "granted" || (shell === "prompt" && environment.interactive);

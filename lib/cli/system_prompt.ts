@@ -159,3 +159,42 @@ export function withInstructions(
   return `${prompt}\n\n# Project instructions\nFollow these instructions from the project; ` +
     `deeper files refine the ones above them.\n\n${sections.join("\n\n")}`;
 }
+
+/** The most of one server's instructions the prompt takes. */
+const MAX_MCP_INSTRUCTIONS_CHARS = 4 * 1024;
+
+/**
+ * The system prompt with what each MCP server that started says about how to use it (the
+ * `instructions` of its `initialize` answer), under a heading that names the server: at most
+ * 4 KiB each, with `redact` applied (the run's secrets out). Servers that did not start add
+ * nothing.
+ *
+ * @example
+ * ```ts
+ * import { withMcpInstructions } from "./system_prompt.ts";
+ * const prompt = withMcpInstructions("Base.", [
+ *   { name: "docs", state: "connected", instructions: "Search before you fetch." },
+ *   { name: "down", state: "failed", instructions: "Never shown." },
+ * ]);
+ * if (!prompt.includes('## MCP server "docs"\nSearch before you fetch.')) throw new Error(prompt);
+ * if (prompt.includes("Never shown")) throw new Error(prompt);
+ * ```
+ */
+export function withMcpInstructions(
+  prompt: string,
+  servers: readonly { name: string; state: string; instructions?: string }[],
+  redact: (text: string) => string = (text) => text,
+): string {
+  const sections: string[] = [];
+  for (const { name, state, instructions } of servers) {
+    const text = instructions?.trim();
+    if (state !== "connected" || !text) continue;
+    const cut = text.length > MAX_MCP_INSTRUCTIONS_CHARS
+      ? `${text.slice(0, MAX_MCP_INSTRUCTIONS_CHARS)}\n[… cut at 4 KiB]`
+      : text;
+    sections.push(`## MCP server "${name}"\n${redact(cut)}`);
+  }
+  if (sections.length === 0) return prompt;
+  return `${prompt}\n\n# MCP server instructions\nWhat the MCP servers whose tools you have say ` +
+    `about how to use them.\n\n${sections.join("\n\n")}`;
+}
