@@ -24,7 +24,7 @@ import { parseMcpConfig } from "../lib/mcp/config.ts";
 import { runSecrets } from "../lib/cli/secrets.ts";
 import { startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { wireMessages } from "./openai_support.ts";
-import { runCli } from "./terminal_support.ts";
+import { childEnv, MOD, runCli, Terminal } from "./terminal_support.ts";
 
 /** A browser whose user says yes: follows the authorization URL to the loopback redirect. */
 async function browser(url: URL): Promise<void> {
@@ -271,4 +271,58 @@ Deno.test("an HTTP server's oauth block: its secret from the environment, redact
       }),
     /client_credentials grant needs clientSecret/,
   );
+});
+
+Deno.test("the terminal session logs in to an OAuth server in the browser, then uses its tool", async () => {
+  await using server = startOAuthMcp();
+  await using model = startMockOpenAIServer({
+    replies: [
+      { toolCalls: [{ id: "w1", name: "mcp__linear__whoami", arguments: {} }] },
+      { text: "You are logged in." },
+    ],
+  });
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_oauth_tty_" }));
+  try {
+    const config = join(root, "mcp.json");
+    await Deno.writeTextFile(
+      config,
+      JSON.stringify({ mcpServers: { linear: { type: "http", url: server.url } } }),
+    );
+    const opener = join(root, "browser.sh");
+    await Deno.writeTextFile(
+      opener,
+      `#!/bin/sh\nexec "${Deno.execPath()}" run -A "${
+        fileURLToPath(new URL("./fake_browser.ts", import.meta.url))
+      }" "$1"\n`,
+    );
+    await Deno.chmod(opener, 0o755);
+    const env = await childEnv({
+      OPENAI_API_KEY: "sk-oauth-test",
+      OPENAI_BASE_URL: model.url,
+      BROWSER: opener,
+    });
+    await using terminal = await Terminal.start(
+      [Deno.execPath(), "run", "-A", MOD, "-m", "openai/test", "--mcp-config", config],
+      env,
+      root,
+    );
+    await terminal.waitFor(/asks you to log in/, 60_000);
+    await terminal.waitFor(/\/help for commands/, 60_000);
+    const screen = await terminal.screen();
+    assert.match(screen, /logged in to "linear"/);
+    assert.ok(server.log.includes("token:authorization_code"));
+    // Kept for the next run, for the user alone.
+    const kept = credentialStore(join(env.AGENT_DATA_DIR, "mcp-oauth"));
+    assert.ok(kept.load(server.url)?.tokens?.access_token);
+    await terminal.type("Who am I?");
+    await terminal.keys("Enter");
+    await terminal.waitFor(/whoami.*Allow\? \[y\]es/);
+    await terminal.type("y");
+    await terminal.keys("Enter");
+    await terminal.waitFor(/You are logged in\./);
+    const answered = wireMessages(model.requests[1]).find((m) => m.tool_call_id === "w1");
+    assert.match(String(answered?.content), /logged in/);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
 });

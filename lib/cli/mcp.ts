@@ -17,7 +17,12 @@ import {
   type McpSandboxOptions,
   type McpServerConfig,
 } from "../mcp/mod.ts";
-import { credentialStore, oauthProvider } from "../mcp/oauth.ts";
+import {
+  credentialStore,
+  loginMcpServer,
+  type McpCredentialStore,
+  oauthProvider,
+} from "../mcp/oauth.ts";
 
 /**
  * Starts the configured MCP servers that Deno lets the agent start; warns about the others.
@@ -42,6 +47,11 @@ export async function startMcp(options: {
    * start.
    */
   oauthDir?: string;
+  /**
+   * How the user logs in where a server asks for it (the terminal session): before the servers
+   * start, each HTTP server with no login kept that answers 401 gets one, in the browser.
+   */
+  login?: { open(url: URL): void | Promise<void> };
   /** The workspace roots (the working directory and each `--add-dir`), for `roots/list`. */
   roots?: readonly string[];
   /** Answers a server that asks the user for input; absent, such requests are declined. */
@@ -85,6 +95,7 @@ export async function startMcp(options: {
   }
   if (Object.keys(allowed).length === 0) return undefined;
   const store = options.oauthDir ? credentialStore(options.oauthDir) : undefined;
+  if (store && options.login) await _logIn(allowed, store, options.login, options.warn);
   return await connectMcpServers({ mcpServers: allowed }, {
     cwd: options.cwd,
     env: options.env,
@@ -197,4 +208,69 @@ function _permission(server: McpServerConfig): { state: Deno.PermissionState; fl
     state: Deno.permissions.querySync({ name: "net", host }).state,
     flag: `--allow-net=${host}`,
   };
+}
+
+/**
+ * Logs in, in the browser, to each HTTP server that has no login kept and answers 401 (a
+ * person's OAuth login): the terminal session does it before its servers start. A login that
+ * does not finish leaves the server out, with a warning.
+ */
+async function _logIn(
+  servers: Record<string, McpServerConfig>,
+  store: McpCredentialStore,
+  login: { open(url: URL): void | Promise<void> },
+  warn: (text: string) => void,
+): Promise<void> {
+  for (const [name, server] of Object.entries(servers)) {
+    if (!("url" in server) || server.oauth?.grant === "client_credentials") continue;
+    if (store.load(server.url)?.tokens || !await _asksForLogin(server)) continue;
+    warn(`the MCP server "${name}" asks you to log in (OAuth)`);
+    try {
+      await loginMcpServer({
+        server: name,
+        url: server.url,
+        store,
+        open: login.open,
+        client: server.oauth &&
+          { client_id: server.oauth.clientId, client_secret: server.oauth.clientSecret },
+        scope: server.oauth?.scope,
+        timeoutMs: 120_000,
+      });
+      warn(`logged in to "${name}"`);
+    } catch (error) {
+      warn(
+        `the login to "${name}" did not finish (${(error as Error).message}); it is left out ` +
+          `(log in later with: agent mcp login ${name})`,
+      );
+    }
+  }
+}
+
+/** Whether an HTTP server answers an `initialize` with 401: it asks for a login. */
+async function _asksForLogin(server: { url: string; headers?: Record<string, string> }) {
+  try {
+    const response = await fetch(server.url, {
+      method: "POST",
+      headers: {
+        ...server.headers,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "@x/agent", version: "0" },
+        },
+      }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    await response.body?.cancel();
+    return response.status === 401;
+  } catch {
+    return false; // unreachable: the start says so
+  }
 }

@@ -94,7 +94,7 @@ export async function runMcpLogin(
     client: server.oauth &&
       { client_id: server.oauth.clientId, client_secret: server.oauth.clientSecret },
     scope: server.oauth?.scope,
-    open: (url) => _open(url, env, io),
+    open: (url) => openInBrowser(url, env, (text) => io.err(text)),
   });
   io.err(
     outcome === "already"
@@ -106,13 +106,24 @@ export async function runMcpLogin(
   return 0;
 }
 
-/** Opens `url` in the user's browser where one can be started; says it in any case. */
-async function _open(
+/**
+ * Opens `url` in the user's browser (`$BROWSER`, else the system's opener) where Deno grants
+ * starting it; says it on stderr in any case, for a machine without a browser.
+ *
+ * @example
+ * ```ts
+ * import { openInBrowser } from "./mcp_login.ts";
+ * let said = "";
+ * await openInBrowser(new URL("https://auth.example.com/authorize"), () => "/no/such/browser", (text) => said += text);
+ * if (!said.includes("https://auth.example.com/authorize")) throw new Error(said);
+ * ```
+ */
+export async function openInBrowser(
   url: URL,
   env: (name: string) => string | undefined,
-  io: HeadlessIo,
+  err: (text: string) => void,
 ): Promise<void> {
-  io.err(`agent: to log in, open this address in your browser:\n  ${url.href}\n`);
+  err(`agent: to log in, open this address in your browser:\n  ${url.href}\n`);
   const opener = env("BROWSER") ||
     (Deno.build.os === "darwin" ? "open" : Deno.build.os === "windows" ? undefined : "xdg-open");
   if (!opener) return;

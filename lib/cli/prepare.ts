@@ -283,6 +283,17 @@ export async function prepare(options: CliArgs, environment: CliEnvironment): Pr
       sandbox: sandbox.mcp,
       sandboxAll: sandbox.mcpAll,
       oauthDir: dataDir ? join(dataDir, "mcp-oauth") : undefined,
+      // The terminal session logs its user in to a server that asks, in the browser.
+      login: environment.interactive
+        ? {
+          open: async (url) =>
+            (await import("./mcp_login.ts")).openInBrowser(
+              url,
+              env,
+              (text) => environment.log(text.trimEnd()),
+            ),
+        }
+        : undefined,
       onToolsChanged: () => followMcp(),
       roots: workspaceRoots(options),
       onElicitation: environment.onElicitation,
