@@ -223,7 +223,9 @@ async function _logIn(
 ): Promise<void> {
   for (const [name, server] of Object.entries(servers)) {
     if (!("url" in server) || server.oauth?.grant === "client_credentials") continue;
-    if (store.load(server.url)?.tokens || !await _asksForLogin(server)) continue;
+    // A server given its credentials in its headers, or logged in to already, needs no login.
+    const given = Object.keys(server.headers ?? {}).some((key) => /^authorization$/i.test(key));
+    if (given || store.load(server.url)?.tokens || !await _asksForLogin(server)) continue;
     warn(`the MCP server "${name}" asks you to log in (OAuth)`);
     try {
       await loginMcpServer({
