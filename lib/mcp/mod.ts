@@ -43,9 +43,20 @@ export {
   type LoadMcpConfigOptions,
   type McpConfig,
   type McpHttpServerConfig,
+  type McpOAuthConfig,
   type McpSandboxConfig,
   type McpServerConfig,
   type McpStdioServerConfig,
   parseMcpConfig,
   type ParseMcpConfigOptions,
 } from "./config.ts";
+export {
+  credentialStore,
+  loginMcpServer,
+  type LoginOptions,
+  type McpCredentials,
+  type McpCredentialStore,
+  McpLoginRequired,
+  oauthProvider,
+  type OAuthProviderOptions,
+} from "./oauth.ts";
