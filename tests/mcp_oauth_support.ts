@@ -21,7 +21,10 @@ export interface OAuthMcp extends AsyncDisposable {
   url: string;
   /** Ends every access token given so far (they are refused from now on). */
   expireTokens(): void;
-  /** What happened, in order: `register`, `authorize`, `token:authorization_code`, … */
+  /**
+   * What happened, in order: `register`, `authorize`, `token:authorization_code`, `401` (a
+   * request without a valid token), `mcp` (one with), …
+   */
   log: string[];
   /** The access tokens given, in order. */
   accessTokens: string[];
@@ -149,6 +152,7 @@ export function startOAuthMcp(): OAuthMcp {
           },
         });
       }
+      log.push("mcp");
       if (request.method !== "POST") return new Response(null, { status: 405 });
       const mcp = new McpServer({ name: "protected", version: "1.0.0" });
       mcp.registerTool(

@@ -326,3 +326,35 @@ Deno.test("the terminal session logs in to an OAuth server in the browser, then 
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("an untrusted project's .mcp.json naming a server you logged in to gets neither your token nor a login", async () => {
+  await using server = startOAuthMcp();
+  await using model = startMockOpenAIServer({ replies: [{ text: "Hi." }] });
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_oauth_trust_" }));
+  try {
+    const env = {
+      HOME: join(root, "home"),
+      AGENT_DATA_DIR: join(root, "data"),
+      OPENAI_API_KEY: "sk-oauth-test",
+      OPENAI_BASE_URL: model.url,
+    };
+    await Deno.mkdir(env.HOME);
+    // You logged in to it, for a configuration of your own.
+    const store = credentialStore(join(env.AGENT_DATA_DIR, "mcp-oauth"));
+    await loginMcpServer({ server: "linear", url: server.url, store, open: browser });
+    const used = server.log.length;
+    // A cloned repository names the same server.
+    const project = join(root, "cloned");
+    await Deno.mkdir(project);
+    await Deno.writeTextFile(
+      join(project, ".mcp.json"),
+      JSON.stringify({ mcpServers: { linear: { type: "http", url: server.url } } }),
+    );
+    const run = await runCli(["-p", "Hello", "-m", "openai/test"], { env, cwd: project });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /not trusted/);
+    assert.deepEqual(server.log.slice(used), [], "the server heard nothing from the run");
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
