@@ -31,6 +31,7 @@ import denoJson from "./deno.json" with { type: "json" };
 import { type CliArgs, DEFAULT_MODEL, outputOf, parseCliArgs, UsageError } from "./lib/cli/args.ts";
 import type { HeadlessIo } from "./lib/cli/headless.ts";
 import type { Prepared } from "./lib/cli/prepare.ts";
+import type { InteractiveOptions } from "./lib/cli/terminal/interactive.ts";
 import { type RedactedOutput, redactedOutput } from "./lib/cli/redacted_output.ts";
 import type { CliOutput } from "./lib/cli/render.ts";
 import { runSecrets } from "./lib/cli/secrets.ts";
@@ -165,6 +166,8 @@ async function _main(args: readonly string[], io: CliIo & RedactedOutput): Promi
   if (!interactive && !listing) prompt = await _prompt(options.prompt, io);
   // What a run needs loads once it is known to be a run (not --version or --help).
   const { prepare } = await import("./lib/cli/prepare.ts");
+  // The terminal session asks the user what an MCP server asks for, once it has started.
+  const elicitation: InteractiveElicitation = {};
   const prepared = await prepare(options, {
     env: io.env,
     warn: (text) => io.err(`agent: ${text}\n`),
@@ -172,10 +175,14 @@ async function _main(args: readonly string[], io: CliIo & RedactedOutput): Promi
     interactive,
     // Only the terminal session asks whether to trust the project; other runs go on without.
     askTrust: interactive ? io.askTrust : undefined,
+    onElicitation: interactive
+      ? (server, request) =>
+        elicitation.ask?.(server, request) ?? Promise.resolve({ action: "cancel" })
+      : undefined,
     onRedactor: (redact) => io.redactWith(redact),
   });
   try {
-    return await _dispatch(options, prepared, prompt, io);
+    return await _dispatch(options, prepared, prompt, io, elicitation);
   } finally {
     await prepared.close();
   }
@@ -208,11 +215,15 @@ async function _prompt(argument: string, io: CliIo): Promise<string> {
   return prompt;
 }
 
+/** Where the terminal session puts its way of asking what an MCP server asks for. */
+type InteractiveElicitation = NonNullable<InteractiveOptions["elicitation"]>;
+
 async function _dispatch(
   options: CliArgs,
   prepared: Prepared,
   prompt: string | undefined,
   io: CliIo,
+  elicitation?: InteractiveElicitation,
 ): Promise<number> {
   if (options.command === "serve") {
     const { runServe } = await import("./lib/cli/serve.ts");
@@ -240,6 +251,7 @@ async function _dispatch(
       recallTool: !options.tools || options.tools.includes("recall"),
       maxTurns: options.maxTurns,
       color: io.color,
+      elicitation,
     });
   }
   const { runHeadless } = await import("./lib/cli/headless.ts");

@@ -1,6 +1,7 @@
 /**
  * An MCP server on stdio that asks its client for things, for the tests of the client's side of
- * the spec: `ask` asks the user for a form (`elicitation/create`) whose fields have defaults, and
+ * the spec: `ask` asks the user for a form (the fields `required` names, default `name`, are
+ * required) (`elicitation/create`) whose fields have defaults, and
  * answers with the answer it got, as JSON; `roots` answers with the client's roots
  * (`roots/list`); `slow` reports its progress three times (`notifications/progress`, to the
  * call's progress token) before it answers. It gives `instructions` at initialization, and
@@ -31,8 +32,8 @@ const json = (value: unknown) => ({
 
 server.registerTool("ask", {
   description: "Asks the user for a name, an age, a status and whether they are verified",
-  inputSchema: { message: z.string().optional() },
-}, async ({ message }) => {
+  inputSchema: { message: z.string().optional(), required: z.array(z.string()).optional() },
+}, async ({ message, required }) => {
   const answer = await server.server.elicitInput({
     message: message ?? "Who are you?",
     requestedSchema: {
@@ -49,7 +50,7 @@ server.registerTool("ask", {
         verified: { type: "boolean", default: true },
         nickname: { type: "string" },
       },
-      required: ["name"],
+      required: required ?? ["name"],
     },
   });
   return json(answer);

@@ -17,7 +17,7 @@ import {
 } from "../lib/mcp/mod.ts";
 import type { Tool } from "../lib/tool.ts";
 import { startMockOpenAIServer } from "../lib/testing/mod.ts";
-import { runCli, tempDir } from "./terminal_support.ts";
+import { childEnv, MOD, runCli, tempDir, Terminal } from "./terminal_support.ts";
 
 const ASKING: McpConfig = {
   mcpServers: {
@@ -277,4 +277,84 @@ Deno.test("cli: a server's instructions are in the system prompt, under its name
   const system = messages.find((message) => message.role === "system")!.content;
   assert.match(system, /## MCP server "asking"\nCall ask before anything else\. The token is /);
   assert.ok(!system.includes("sk-xxxxxxxxxx"), system);
+});
+
+Deno.test("interactive: the user fills in a server's form field by field; Ctrl+C cancels, an empty required field declines", async () => {
+  const cwd = await Deno.realPath(await tempDir());
+  const config = join(cwd, "mcp.json");
+  await Deno.writeTextFile(config, JSON.stringify(ASKING));
+  const ask = (message: string, required?: string[]) => ({
+    toolCalls: [{ name: "mcp__asking__ask", arguments: { message, required } }],
+  });
+  await using server = startMockOpenAIServer({
+    replies: [ask("Who is there?"), ask("Again?"), ask("Once more?", ["nickname"]), {
+      text: "All asked.",
+    }],
+  });
+  const env = await childEnv({
+    OPENAI_API_KEY: "sk-test",
+    OPENAI_BASE_URL: server.url,
+    AGENT_CONFIG_DIR: await tempDir(),
+  });
+  await using terminal = await Terminal.start(
+    [
+      Deno.execPath(),
+      "run",
+      "-A",
+      MOD,
+      "-m",
+      "openai/test",
+      "--mcp-config",
+      config,
+      "--no-session",
+    ],
+    env,
+    cwd,
+  );
+  await terminal.waitFor(/\/help for commands/, 60_000);
+  await terminal.type("ask me");
+  await terminal.keys("Enter");
+  // The call itself is asked about first: always allowed from then on.
+  await terminal.waitFor(/Allow\? \[y\]es \/ \[n\]o \/ \[a\]lways › $/m);
+  await terminal.type("a");
+  await terminal.keys("Enter");
+  await terminal.waitFor(
+    /MCP server "asking" asks: Who is there\?[\s\S]*name\* \(Name: Your name\) \[default: John Doe\] › $/m,
+  );
+  await terminal.type("Ada");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/age \(Your age\) \[default: 30\] › $/m);
+  await terminal.type("old");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/it must be a number\n\s+age \(Your age\) \[default: 30\] › $/m);
+  await terminal.type("36");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/status \(Your status\) \[active\|inactive\] \[default: active\] › $/m);
+  await terminal.keys("Enter");
+  await terminal.waitFor(/verified \[y\|n\] \[default: true\] › $/m);
+  await terminal.type("n");
+  await terminal.keys("Enter");
+  await terminal.waitFor(/nickname › $/m);
+  await terminal.keys("Enter");
+  // The second form: Ctrl+C cancels it, and the run goes on.
+  await terminal.waitFor(/asks: Again\?[\s\S]*name\*[^\n]*› $/m);
+  await terminal.keys("C-c");
+  // The third: an empty required field without a default declines it.
+  await terminal.waitFor(/asks: Once more\?[\s\S]*name \(Name[^\n]*› $/m);
+  for (const field of ["age", "status", "verified"]) {
+    await terminal.keys("Enter");
+    await terminal.waitFor(new RegExp(`Once more\\?[\\s\\S]*\\n  ${field} [^\\n]*› $`, "m"));
+  }
+  await terminal.keys("Enter");
+  await terminal.waitFor(/Once more\?[\s\S]*nickname\* › $/m);
+  await terminal.keys("Enter");
+  await terminal.waitFor(/All asked\./);
+  assert.deepEqual(toolOutputs(server.requests).map((output) => JSON.parse(output)), [
+    {
+      action: "accept",
+      content: { name: "Ada", age: 36, verified: false, status: "active" },
+    },
+    { action: "cancel" },
+    { action: "decline" },
+  ]);
 });

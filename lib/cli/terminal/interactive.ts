@@ -27,6 +27,8 @@ import { attachFiles, completePath } from "./attach.ts";
 import { commandNames, runCommand } from "./commands.ts";
 import { startConversation } from "../../conversation/driver.ts";
 import { answerOf, denoWillAsk, describeAlways, describeCall } from "./question.ts";
+import { fieldAnswer, fieldQuestion } from "./form.ts";
+import type { McpElicitationAnswer, McpElicitationRequest } from "../../mcp/elicitation.ts";
 import { recap } from "./recap.ts";
 import { runView } from "./render.ts";
 
@@ -80,6 +82,13 @@ export interface InteractiveOptions {
   memory?: MemoryStore;
   /** Offer the `recall` tool (default true). */
   recallTool?: boolean;
+  /**
+   * Where the session puts its way of asking the user what an MCP server asks for (a form,
+   * field by field): the run's MCP servers, started before the session, call it from then on.
+   */
+  elicitation?: {
+    ask?: (server: string, request: McpElicitationRequest) => Promise<McpElicitationAnswer>;
+  };
 }
 
 /**
@@ -240,6 +249,81 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     asking = next.catch(() => {});
     return next;
   };
+  /** Ends the form being asked, when Ctrl+C is pressed. */
+  let cancelForm: (() => void) | undefined;
+  /**
+   * Asks the user what an MCP server asks for, one line per field: Enter takes the default, an
+   * empty required field declines, Ctrl+C cancels. A line that does not fit says why and asks
+   * again.
+   */
+  const askForm = (
+    server: string,
+    request: McpElicitationRequest,
+  ): Promise<McpElicitationAnswer> => {
+    const next = asking.then(() =>
+      new Promise<McpElicitationAnswer>((resolve) => {
+        view.stop();
+        const fields = Object.entries(request.requestedSchema.properties ?? {});
+        const required = new Set(request.requestedSchema.required ?? []);
+        const content: Record<string, unknown> = {};
+        write(
+          `${paint("33", "?")} MCP server "${terminalText(server)}" asks: ${
+            terminalText(request.message)
+          }\n${
+            paint(
+              "2",
+              "(Enter takes the default; an empty required field declines; Ctrl+C cancels)",
+            )
+          }\n`,
+        );
+        const typed = takeLine();
+        const wasPaused = cooked;
+        if (wasPaused) rl.resume();
+        muted = wasPaused;
+        let at = 0;
+        const show = () => {
+          const [name, field] = fields[at];
+          write(`  ${fieldQuestion(name, field, required.has(name))} › `);
+        };
+        const settle = (answer: McpElicitationAnswer) => {
+          question = undefined;
+          cancelForm = undefined;
+          muted = true;
+          write(
+            paint(
+              "2",
+              `(${{ accept: "sent", decline: "declined", cancel: "cancelled" }[answer.action]})\n`,
+            ),
+          );
+          if (typed) rl.write(typed);
+          if (wasPaused) rl.pause();
+          else view.resume();
+          resolve(answer);
+        };
+        cancelForm = () => {
+          write("\n");
+          settle({ action: "cancel" });
+        };
+        question = (line: string) => {
+          const [name, field] = fields[at];
+          const given = fieldAnswer(field, line, required.has(name));
+          if (given.decline) return settle({ action: "decline" });
+          if (given.error) {
+            write(paint("31", `  ${terminalText(given.error)}\n`));
+            return show();
+          }
+          if (given.value !== undefined) content[name] = given.value;
+          if (++at < fields.length) return show();
+          settle({ action: "accept", content });
+        };
+        if (fields.length === 0) return settle({ action: "accept", content });
+        show();
+      })
+    );
+    asking = next.catch(() => {});
+    return next;
+  };
+  if (options.elicitation) options.elicitation.ask = askForm;
   const driver = startConversation({
     model: options.model,
     modelSpec: options.modelSpec,
@@ -404,6 +488,7 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
 
   /** Ctrl+C: stops the run (twice in a second: leaves), or drops what is typed, or leaves. */
   function interrupt(): void {
+    if (cancelForm) return cancelForm();
     const now = Date.now();
     if (running) {
       if (now - lastInterrupt < 1_000) return rl.close();
