@@ -1,0 +1,104 @@
+/**
+ * The MCP client under the official conformance suite (`npm:@modelcontextprotocol/conformance`):
+ * the program the suite runs as `--command`, with the test server's URL as the last argument and
+ * the scenario in `MCP_CONFORMANCE_SCENARIO`. It does what each scenario asks of a client through
+ * this package's own client, `connectMcpServers`, and a run of the agent whose scripted model calls
+ * the server's tool, so that the call goes the whole way a model's call goes. It exits 0 when the
+ * client did what it should, 1 with the reason on stderr when not, 2 for a scenario it does not
+ * play.
+ *
+ * @module
+ */
+
+import { runAgent } from "../mod.ts";
+import { connectMcpServers } from "../lib/mcp/mod.ts";
+import { scriptedModel } from "../lib/testing/mod.ts";
+
+/** The word on stderr when the process outlives its closed connection. */
+const LINGERING = "lingering";
+
+/** What a scenario asks of the client: connect, and maybe call one tool and read its answer. */
+interface Play {
+  /** The server's tool to call (none: connecting and listing the tools is the whole scenario). */
+  tool?: string;
+  /** Its arguments. */
+  input?: Record<string, unknown>;
+  /** What its result must say. */
+  expect?: RegExp;
+}
+
+/** The client scenarios played, by the suite's name for them. */
+const PLAYS: Record<string, Play> = {
+  // The handshake (initialize, initialized) and the listing of the tools.
+  initialize: {},
+  // A stateless server (no session, 404 on the GET stream) with a tool of two numbers.
+  tools_call: { tool: "add_numbers", input: { a: 2, b: 3 }, expect: /^The sum of 2 and 3 is 5$/ },
+  // The call's SSE stream closes before its answer: the answer comes on the GET stream opened
+  // again after the stream's `retry` delay, with `Last-Event-ID`.
+  "sse-retry": {
+    tool: "test_reconnection",
+    input: {},
+    expect: /^Reconnection test completed successfully$/,
+  },
+};
+
+const scenario = Deno.env.get("MCP_CONFORMANCE_SCENARIO") ?? "";
+const url = Deno.args.at(-1);
+const play = Object.hasOwn(PLAYS, scenario) ? PLAYS[scenario] : undefined;
+if (!play || !url) {
+  console.error(
+    !url
+      ? "usage: mcp_conformance_client.ts <server-url> (with MCP_CONFORMANCE_SCENARIO set)"
+      : `scenario not played: ${JSON.stringify(scenario)} (played: ${
+        Object.keys(PLAYS).join(", ")
+      })`,
+  );
+  Deno.exit(2);
+}
+
+const failures: string[] = [];
+{
+  await using mcp = await connectMcpServers(
+    { mcpServers: { s: { type: "http", url } } },
+    { startupTimeoutMs: 10_000, callTimeoutMs: 10_000, onWarning: (m) => failures.push(m) },
+  );
+  const [status] = mcp.servers();
+  if (status.state !== "connected") failures.push(`not connected: ${JSON.stringify(status)}`);
+  else if (play.tool) {
+    const name = `mcp__s__${play.tool}`;
+    if (!mcp.tools.some((tool) => tool.name === name)) {
+      failures.push(`no tool ${name} among ${JSON.stringify(status.tools)}`);
+    } else {
+      const model = scriptedModel([
+        { toolCalls: [{ name, input: play.input ?? {} }] },
+        { text: "Done." },
+      ]);
+      let output: string | undefined;
+      let isError = false;
+      const run = runAgent({ model, tools: mcp.tools, input: `Call ${play.tool}` });
+      let next = await run.next();
+      while (!next.done) {
+        const event = next.value;
+        if (event.type === "tool_result") ({ output, isError } = event);
+        next = await run.next();
+      }
+      if (next.value.status !== "success") failures.push(`run ended ${next.value.status}`);
+      if (output === undefined) failures.push("no tool result");
+      else if (isError || !play.expect?.test(output)) {
+        failures.push(`unexpected tool result${isError ? " (isError)" : ""}: ${output}`);
+      }
+    }
+  }
+  console.log(`${scenario}: ${JSON.stringify(mcp.servers())}`);
+}
+if (failures.length > 0) {
+  console.error(failures.join("\n"));
+  Deno.exit(1);
+}
+// The connection is closed, so nothing of it should keep the process alive; if something does
+// (the suite waits for the process, and its server for the process's open streams), say so and
+// end, with the code of MCP_CONFORMANCE_LINGER_EXIT (default 0: the suite judges the protocol).
+Deno.unrefTimer(setTimeout(() => {
+  console.error(`${LINGERING}: the process did not end within 2 s of closing the connection`);
+  Deno.exit(Number(Deno.env.get("MCP_CONFORMANCE_LINGER_EXIT") ?? 0));
+}, 2_000));
