@@ -1,15 +1,21 @@
 /**
  * The MCP client under the official conformance suite, pinned: for each client scenario it
  * passes, the suite starts its test server, runs `mcp_conformance_client.ts` against it, and
- * judges what the client did. The suite and the adapter are downloaded and compiled once, by the
- * tests' own Deno and environment (TLS, proxy, cache), before any scenario's deadline runs.
+ * judges what the client did. The server scenarios that apply to `agent mcp --port` run against
+ * it through a loopback proxy that adds its bearer token, which the suite cannot send. The suite
+ * and the adapter are downloaded and compiled once, by the tests' own Deno and environment (TLS,
+ * proxy, cache), before any scenario's deadline runs.
  *
  * @module
  */
 
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
+import { request } from "node:http";
+import { Readable } from "node:stream";
 import { fileURLToPath as fromFileUrl } from "node:url";
+import { startMockOpenAIServer } from "../lib/testing/mod.ts";
+import { mockReply, startHttpServer } from "./agent_mcp_support.ts";
 
 /** The conformance suite, pinned. */
 const SUITE = "npm:@modelcontextprotocol/conformance@0.1.16";
@@ -48,11 +54,17 @@ interface Verdict {
   checks: Check[];
 }
 
-/** Runs the suite on one client scenario, with results in a directory of its own. */
-async function runScenario(scenario: string): Promise<Verdict> {
+/**
+ * Runs the suite on one scenario, with results in a directory of its own: a client scenario
+ * against the adapter, or a server scenario against the server at `server`.
+ */
+async function runScenario(scenario: string, server?: string): Promise<Verdict> {
   const results = await Deno.makeTempDir({ prefix: "mcp_conformance_" });
   try {
     const command = `"${Deno.execPath()}" run -A --config "${CONFIG}" "${ADAPTER}"`;
+    const mode = server === undefined
+      ? ["client", "--command", command, "--timeout", "20000"]
+      : ["server", "--url", server];
     const out = await new Deno.Command(Deno.execPath(), {
       args: [
         "run",
@@ -60,13 +72,9 @@ async function runScenario(scenario: string): Promise<Verdict> {
         "--no-config",
         "--no-lock",
         SUITE,
-        "client",
-        "--command",
-        command,
+        ...mode,
         "--scenario",
         scenario,
-        "--timeout",
-        "20000",
         "--output-dir",
         results,
       ],
@@ -85,7 +93,11 @@ async function runScenario(scenario: string): Promise<Verdict> {
     );
     const checks: Check[] = [];
     for await (const entry of Deno.readDir(results)) {
-      if (!entry.isDirectory || !entry.name.startsWith(`${scenario}-`)) continue;
+      const name = `${server === undefined ? "" : "server-"}${scenario}-`.replace(
+        /^server-server-/,
+        "server-",
+      );
+      if (!entry.isDirectory || !entry.name.startsWith(name)) continue;
       const dir = `${results}/${entry.name}`;
       checks.push(...JSON.parse(await Deno.readTextFile(`${dir}/checks.json`)) as Check[]);
     }
@@ -96,11 +108,12 @@ async function runScenario(scenario: string): Promise<Verdict> {
 }
 
 /** Asserts the suite passed `scenario`, with every check of `required` a success. */
-async function assertPasses(scenario: string, required: string[]): Promise<void> {
-  const { success, output, checks } = await runScenario(scenario);
+async function assertPasses(scenario: string, required: string[], server?: string): Promise<void> {
+  const { success, output, checks } = await runScenario(scenario, server);
   const shown = `\n--- the suite's output ---\n${output}`;
   assert.ok(success, `the suite failed ${scenario}${shown}`);
-  assert.match(output, /OVERALL: PASSED/, shown);
+  const [, passed, of] = /Passed: (\d+)\/(\d+), 0 failed/.exec(output) ?? [];
+  assert.ok(passed !== undefined && passed === of && Number(of) > 0, `not all passed${shown}`);
   const failed = checks.filter((check) => check.status === "FAILURE");
   assert.deepEqual(failed, [], shown);
   for (const id of required) {
@@ -125,5 +138,70 @@ Deno.test("the MCP client passes the conformance suite's client scenarios", asyn
         "client-sse-retry-timing",
         "client-sse-last-event-id",
       ]),
+  );
+});
+
+/**
+ * A loopback proxy in front of `agent mcp --port` that adds its bearer token to every request:
+ * the suite has no way to send one. The proxy's own address in `Host` and `Origin` becomes the
+ * server's, as if the suite had reached the server itself; any other is passed on as it is.
+ */
+function _tokenProxy(target: URL, token: string): Deno.HttpServer<Deno.NetAddr> {
+  const proxy: Deno.HttpServer<Deno.NetAddr> = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    (incoming) => {
+      const headers: Record<string, string> = {};
+      incoming.headers.forEach((value, name) => headers[name] = value);
+      headers.authorization = `Bearer ${token}`;
+      const own = `127.0.0.1:${proxy.addr.port}`;
+      if (headers.host === own) headers.host = target.host;
+      if (headers.origin === `http://${own}`) headers.origin = target.origin;
+      const { pathname, search } = new URL(incoming.url);
+      return new Promise<Response>((resolve, reject) => {
+        const outgoing = request({
+          host: target.hostname,
+          port: target.port,
+          method: incoming.method,
+          path: pathname + search,
+          headers,
+        }, (answer) => {
+          const back = new Headers();
+          for (const [name, value] of Object.entries(answer.headers)) {
+            if (value !== undefined) {
+              back.set(name, Array.isArray(value) ? value.join(", ") : value);
+            }
+          }
+          const body = Readable.toWeb(answer) as ReadableStream<Uint8Array>;
+          resolve(new Response(body, { status: answer.statusCode, headers: back }));
+        });
+        outgoing.on("error", reject);
+        if (incoming.body) Readable.fromWeb(incoming.body as never).pipe(outgoing);
+        else outgoing.end();
+      });
+    },
+  );
+  return proxy;
+}
+
+Deno.test("agent mcp --port passes the conformance suite's server scenarios", async (t) => {
+  await using model = startMockOpenAIServer({ replies: mockReply });
+  await using server = await startHttpServer(model.url);
+  await using proxy = _tokenProxy(new URL(server.url), server.token);
+  // 127.0.0.1, the one name the server answers to (it refuses `localhost` as a Host).
+  const url = `http://127.0.0.1:${proxy.addr.port}/mcp`;
+  await t.step("server-initialize", () => assertPasses("server-initialize", [], url));
+  await t.step("ping", () => assertPasses("ping", ["ping"], url));
+  await t.step("tools-list", () => assertPasses("tools-list", ["tools-list"], url));
+  await t.step(
+    "server-sse-multiple-streams: concurrent POST SSE streams",
+    () => assertPasses("server-sse-multiple-streams", [], url),
+  );
+  await t.step(
+    "dns-rebinding-protection: a foreign Host or Origin refused",
+    () =>
+      assertPasses("dns-rebinding-protection", [
+        "localhost-host-rebinding-rejected",
+        "localhost-host-valid-accepted",
+      ], url),
   );
 });
