@@ -25,6 +25,8 @@ interface Play {
   input?: Record<string, unknown>;
   /** What its result must say. */
   expect?: RegExp;
+  /** Whether a person accepts the server's form as it comes (its defaults). */
+  acceptForms?: boolean;
 }
 
 /** The client scenarios played, by the suite's name for them. */
@@ -39,6 +41,14 @@ const PLAYS: Record<string, Play> = {
     tool: "test_reconnection",
     input: {},
     expect: /^Reconnection test completed successfully$/,
+  },
+  // The tool asks for a form with a default for each field; accepted as it comes, the answer
+  // carries every default.
+  "elicitation-sep1034-client-defaults": {
+    tool: "test_client_elicitation_defaults",
+    input: {},
+    expect: /^Elicitation completed: .*"name":"John Doe"/,
+    acceptForms: true,
   },
 };
 
@@ -60,7 +70,14 @@ const failures: string[] = [];
 {
   await using mcp = await connectMcpServers(
     { mcpServers: { s: { type: "http", url } } },
-    { startupTimeoutMs: 10_000, callTimeoutMs: 10_000, onWarning: (m) => failures.push(m) },
+    {
+      startupTimeoutMs: 10_000,
+      callTimeoutMs: 10_000,
+      onWarning: (m) => failures.push(m),
+      onElicitation: play.acceptForms
+        ? () => Promise.resolve({ action: "accept", content: {} })
+        : undefined,
+    },
   );
   const [status] = mcp.servers();
   if (status.state !== "connected") failures.push(`not connected: ${JSON.stringify(status)}`);

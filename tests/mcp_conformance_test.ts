@@ -139,6 +139,17 @@ Deno.test("the MCP client passes the conformance suite's client scenarios", asyn
         "client-sse-last-event-id",
       ]),
   );
+  await t.step(
+    "elicitation-sep1034-client-defaults: a form accepted as it comes carries its defaults",
+    () =>
+      assertPasses("elicitation-sep1034-client-defaults", [
+        "client-elicitation-sep1034-string-default",
+        "client-elicitation-sep1034-integer-default",
+        "client-elicitation-sep1034-number-default",
+        "client-elicitation-sep1034-enum-default",
+        "client-elicitation-sep1034-boolean-default",
+      ]),
+  );
 });
 
 /**
