@@ -13,6 +13,7 @@
 import { runAgent } from "../mod.ts";
 import { connectMcpServers } from "../lib/mcp/mod.ts";
 import { scriptedModel } from "../lib/testing/mod.ts";
+import { credentialStore, loginMcpServer, oauthProvider } from "../lib/mcp/oauth.ts";
 
 /** The word on stderr when the process outlives its closed connection. */
 const LINGERING = "lingering";
@@ -52,9 +53,26 @@ const PLAYS: Record<string, Play> = {
   },
 };
 
+/**
+ * The OAuth scenarios played: the server asks for a login, which a person gives in the browser
+ * (the authorization server says yes at once), or the machine gives with its client's secret.
+ */
+const AUTH_PLAYS: Record<string, "login" | "machine"> = {
+  "auth/metadata-default": "login",
+  "auth/metadata-var1": "login",
+  "auth/metadata-var2": "login",
+  "auth/scope-from-scopes-supported": "login",
+  "auth/scope-omitted-when-undefined": "login",
+  "auth/token-endpoint-auth-none": "login",
+  "auth/pre-registration": "login",
+  "auth/2025-03-26-oauth-metadata-backcompat": "login",
+  "auth/client-credentials-basic": "machine",
+};
+
 const scenario = Deno.env.get("MCP_CONFORMANCE_SCENARIO") ?? "";
 const url = Deno.args.at(-1);
-const play = Object.hasOwn(PLAYS, scenario) ? PLAYS[scenario] : undefined;
+const auth = Object.hasOwn(AUTH_PLAYS, scenario) ? AUTH_PLAYS[scenario] : undefined;
+const play = Object.hasOwn(PLAYS, scenario) ? PLAYS[scenario] : auth ? {} : undefined;
 if (!play || !url) {
   console.error(
     !url
@@ -68,9 +86,11 @@ if (!play || !url) {
 
 const failures: string[] = [];
 {
+  const oauth = auth ? await _oauth(auth, url) : undefined;
   await using mcp = await connectMcpServers(
     { mcpServers: { s: { type: "http", url } } },
     {
+      oauth,
       startupTimeoutMs: 10_000,
       callTimeoutMs: 10_000,
       onWarning: (m) => failures.push(m),
@@ -119,3 +139,40 @@ Deno.unrefTimer(setTimeout(() => {
   console.error(`${LINGERING}: the process did not end within 2 s of closing the connection`);
   Deno.exit(Number(Deno.env.get("MCP_CONFORMANCE_LINGER_EXIT") ?? 0));
 }, 2_000));
+
+/**
+ * The OAuth provider of a scenario: a person logs in first (the browser follows the authorization
+ * server's redirect to the loopback callback), with the client the scenario registered ahead of
+ * time if it gives one (`MCP_CONFORMANCE_CONTEXT`); or the machine logs in with its secret.
+ */
+async function _oauth(kind: "login" | "machine", server: string) {
+  const context = JSON.parse(Deno.env.get("MCP_CONFORMANCE_CONTEXT") ?? "{}");
+  const client = context.client_id
+    ? { client_id: context.client_id as string, client_secret: context.client_secret as string }
+    : undefined;
+  const store = credentialStore(await Deno.makeTempDir({ prefix: "conformance_oauth_" }));
+  if (kind === "login") {
+    await loginMcpServer({
+      server: "s",
+      url: server,
+      store,
+      client,
+      timeoutMs: 10_000,
+      open: async (at) => {
+        const authorized = await fetch(at, { redirect: "manual" });
+        await authorized.body?.cancel();
+        const back = authorized.headers.get("location");
+        if (!back) throw new Error(`no redirect from ${at}: ${authorized.status}`);
+        await (await fetch(back)).body?.cancel();
+      },
+    });
+  }
+  return (name: string, at: string) =>
+    oauthProvider({
+      server: name,
+      url: at,
+      store,
+      client,
+      grant: kind === "machine" ? "client_credentials" : undefined,
+    });
+}

@@ -152,6 +152,24 @@ Deno.test("the MCP client passes the conformance suite's client scenarios", asyn
   );
 });
 
+Deno.test("the MCP client passes the conformance suite's OAuth scenarios", async (t) => {
+  for (
+    const scenario of [
+      "auth/metadata-default",
+      "auth/metadata-var1",
+      "auth/metadata-var2",
+      "auth/scope-from-scopes-supported",
+      "auth/scope-omitted-when-undefined",
+      "auth/token-endpoint-auth-none",
+      "auth/pre-registration",
+      "auth/2025-03-26-oauth-metadata-backcompat",
+      "auth/client-credentials-basic",
+    ]
+  ) {
+    await t.step(scenario, () => assertPasses(scenario, []));
+  }
+});
+
 /**
  * A loopback proxy in front of `agent mcp --port` that adds its bearer token to every request:
  * the suite has no way to send one. The proxy's own address in `Host` and `Origin` becomes the
