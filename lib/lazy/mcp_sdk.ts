@@ -22,4 +22,8 @@ export {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 // @ts-types="@modelcontextprotocol/sdk/client/auth"
-export { auth, UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+export {
+  auth,
+  extractWWWAuthenticateParams,
+  UnauthorizedError,
+} from "@modelcontextprotocol/sdk/client/auth.js";

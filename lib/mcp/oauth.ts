@@ -251,6 +251,40 @@ export function oauthProvider(options: OAuthProviderOptions): OAuthClientProvide
   };
 }
 
+/**
+ * The server's `WWW-Authenticate` answer to an `initialize` without a token (its resource
+ * metadata URL and the scopes it asks for), or nothing when it does not say.
+ */
+async function _challenge(
+  url: string,
+  extract: (response: Response) => { resourceMetadataUrl?: URL; scope?: string },
+): Promise<{ resourceMetadataUrl?: URL; scope?: string }> {
+  try {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: {},
+          clientInfo: { name: "@x/agent", version: "0" },
+        },
+      }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    await response.body?.cancel();
+    return response.status === 401 ? extract(response) : {};
+  } catch {
+    return {};
+  }
+}
+
 /** The client-credentials grant: no person, no redirect, tokens kept in memory. */
 function _machineProvider(options: OAuthProviderOptions): OAuthClientProvider {
   const client = options.client;
@@ -334,7 +368,7 @@ export interface LoginOptions {
  * the tokens kept still work or could be refreshed.
  */
 export async function loginMcpServer(options: LoginOptions): Promise<"logged in" | "already"> {
-  const { auth } = await loadLazy("mcp_sdk");
+  const { auth, extractWWWAuthenticateParams } = await loadLazy("mcp_sdk");
   const state = crypto.randomUUID();
   const callback = Promise.withResolvers<string>();
   const listener = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => {
@@ -370,10 +404,17 @@ export async function loginMcpServer(options: LoginOptions): Promise<"logged in"
   const onAbort = () => callback.reject(options.signal!.reason);
   options.signal?.addEventListener("abort", onAbort, { once: true });
   try {
-    const first = await auth(provider, { serverUrl: options.url });
+    // What the server says when asked without a token: where its metadata is, which scopes.
+    const asked = await _challenge(options.url, extractWWWAuthenticateParams);
+    const flow = {
+      serverUrl: options.url,
+      ...(asked.resourceMetadataUrl ? { resourceMetadataUrl: asked.resourceMetadataUrl } : {}),
+      ...(asked.scope && !options.scope ? { scope: asked.scope } : {}),
+    };
+    const first = await auth(provider, flow);
     if (first === "AUTHORIZED") return "already";
     const code = await callback.promise;
-    const second = await auth(provider, { serverUrl: options.url, authorizationCode: code });
+    const second = await auth(provider, { ...flow, authorizationCode: code });
     if (second !== "AUTHORIZED") throw new Error("the authorization server gave no tokens");
     options.store.save({ ...options.store.load(options.url)!, verifier: undefined });
     return "logged in";
