@@ -191,7 +191,8 @@ export function sandboxArgs(options: SandboxArgsOptions): string[] {
  *   throw new Error("unexpected");
  * }
  * sandbox.release();
- * if (Deno.readDirSync(ws).next().done !== true) throw new Error("left behind");
+ * const left = [...Deno.readDirSync(ws)].map((entry) => entry.name);
+ * if (left.length > 0) throw new Error(`left behind: ${left.join(", ")}`);
  * Deno.removeSync(ws);
  * ```
  */
