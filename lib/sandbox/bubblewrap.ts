@@ -191,7 +191,12 @@ export function sandboxArgs(options: SandboxArgsOptions): string[] {
  *   throw new Error("unexpected");
  * }
  * sandbox.release();
- * const left = [...Deno.readDirSync(ws)].map((entry) => entry.name);
+ * // A placeholder whose lock is still being let go is removed a moment later.
+ * let left = [...Deno.readDirSync(ws)].map((entry) => entry.name);
+ * for (let wait = 0; left.length > 0 && wait < 40; wait++) {
+ *   await new Promise((resolve) => setTimeout(resolve, 25));
+ *   left = [...Deno.readDirSync(ws)].map((entry) => entry.name);
+ * }
  * if (left.length > 0) throw new Error(`left behind: ${left.join(", ")}`);
  * Deno.removeSync(ws);
  * ```
