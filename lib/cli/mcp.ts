@@ -19,6 +19,7 @@ import {
 } from "../mcp/mod.ts";
 import {
   credentialStore,
+  initializeAnswer,
   loginMcpServer,
   type McpCredentialStore,
   oauthProvider,
@@ -225,7 +226,8 @@ async function _logIn(
     if (!("url" in server) || server.oauth?.grant === "client_credentials") continue;
     // A server given its credentials in its headers, or logged in to already, needs no login.
     const given = Object.keys(server.headers ?? {}).some((key) => /^authorization$/i.test(key));
-    if (given || store.load(server.url)?.tokens || !await _asksForLogin(server)) continue;
+    if (given || store.load(server.url)?.tokens) continue;
+    if ((await initializeAnswer(server.url, server.headers))?.status !== 401) continue;
     warn(`the MCP server "${name}" asks you to log in (OAuth)`);
     try {
       await loginMcpServer({
@@ -245,34 +247,5 @@ async function _logIn(
           `(log in later with: agent mcp login ${name})`,
       );
     }
-  }
-}
-
-/** Whether an HTTP server answers an `initialize` with 401: it asks for a login. */
-async function _asksForLogin(server: { url: string; headers?: Record<string, string> }) {
-  try {
-    const response = await fetch(server.url, {
-      method: "POST",
-      headers: {
-        ...server.headers,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-      },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 0,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-06-18",
-          capabilities: {},
-          clientInfo: { name: "@x/agent", version: "0" },
-        },
-      }),
-      signal: AbortSignal.timeout(10_000),
-    });
-    await response.body?.cancel();
-    return response.status === 401;
-  } catch {
-    return false; // unreachable: the start says so
   }
 }

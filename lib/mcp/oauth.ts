@@ -252,17 +252,26 @@ export function oauthProvider(options: OAuthProviderOptions): OAuthClientProvide
 }
 
 /**
- * The server's `WWW-Authenticate` answer to an `initialize` without a token (its resource
- * metadata URL and the scopes it asks for), or nothing when it does not say.
+ * What an MCP server answers an `initialize` sent without a token (with `headers`, when it is
+ * configured with some): a 401 with `WWW-Authenticate` when it asks for a login. Undefined when it
+ * cannot be reached. The body is not read.
+ *
+ * @example
+ * ```ts
+ * import { initializeAnswer } from "./oauth.ts";
+ * const answer = await initializeAnswer("http://127.0.0.1:9/mcp");
+ * if (answer !== undefined) throw new Error("nothing listens there");
+ * ```
  */
-async function _challenge(
+export async function initializeAnswer(
   url: string,
-  extract: (response: Response) => { resourceMetadataUrl?: URL; scope?: string },
-): Promise<{ resourceMetadataUrl?: URL; scope?: string }> {
+  headers: Record<string, string> = {},
+): Promise<Response | undefined> {
   try {
     const response = await fetch(url, {
       method: "POST",
       headers: {
+        ...headers,
         "content-type": "application/json",
         accept: "application/json, text/event-stream",
       },
@@ -279,9 +288,9 @@ async function _challenge(
       signal: AbortSignal.timeout(10_000),
     });
     await response.body?.cancel();
-    return response.status === 401 ? extract(response) : {};
+    return response;
   } catch {
-    return {};
+    return undefined;
   }
 }
 
@@ -405,7 +414,10 @@ export async function loginMcpServer(options: LoginOptions): Promise<"logged in"
   options.signal?.addEventListener("abort", onAbort, { once: true });
   try {
     // What the server says when asked without a token: where its metadata is, which scopes.
-    const asked = await _challenge(options.url, extractWWWAuthenticateParams);
+    const answer = await initializeAnswer(options.url);
+    const asked: { resourceMetadataUrl?: URL; scope?: string } = answer?.status === 401
+      ? extractWWWAuthenticateParams(answer)
+      : {};
     const flow = {
       serverUrl: options.url,
       ...(asked.resourceMetadataUrl ? { resourceMetadataUrl: asked.resourceMetadataUrl } : {}),
