@@ -8,8 +8,8 @@
  * @module
  */
 
-import { dirname, join } from "node:path";
-import { ensurePrivateDir } from "../files/private_files.ts";
+import { join } from "node:path";
+import { writePrivateFile } from "../files/private_files.ts";
 
 /**
  * Where `agent serve` on `port` keeps the token it made.
@@ -44,22 +44,7 @@ export function serveTokenPath(dataDir: string, port: number): string {
  * ```
  */
 export function keepServeToken(path: string, token: string): void {
-  const dir = dirname(path);
-  ensurePrivateDir(dir);
-  const temporary = join(dir, `.${crypto.randomUUID()}.token`);
-  const file = Deno.openSync(temporary, { write: true, createNew: true, mode: 0o600 });
-  try {
-    if (Deno.build.os !== "windows") Deno.chmodSync(temporary, 0o600); // whatever the umask
-    file.writeSync(new TextEncoder().encode(`${token}\n`));
-  } finally {
-    file.close();
-  }
-  try {
-    Deno.renameSync(temporary, path);
-  } catch (error) {
-    Deno.removeSync(temporary);
-    throw error;
-  }
+  writePrivateFile(path, `${token}\n`);
 }
 
 /**

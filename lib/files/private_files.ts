@@ -8,7 +8,7 @@
  * @module
  */
 
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { unsafeDirectory, userId } from "./own_files.ts";
 
 /**
@@ -114,4 +114,40 @@ function _restrict(path: string): void {
 /** Whether Deno already lets the agent read or write `path` (never asking). */
 function _may(name: "read" | "write", path: string): boolean {
   return Deno.permissions.querySync({ name, path }).state === "granted";
+}
+
+/**
+ * Writes `text` to `path` whole, for the user alone: into a new file made 0600 (whatever the
+ * umask) in `path`'s directory, made the user's alone first, then renamed over `path`, so that a
+ * reader finds the old content or the new one, never a part, and nobody else ever can.
+ *
+ * @example
+ * ```ts
+ * import { writePrivateFile } from "./private_files.ts";
+ * const dir = Deno.makeTempDirSync();
+ * writePrivateFile(`${dir}/keep/token`, "t0ken\n");
+ * if (Deno.readTextFileSync(`${dir}/keep/token`) !== "t0ken\n") throw new Error("unexpected");
+ * if (Deno.build.os !== "windows" && (Deno.statSync(`${dir}/keep/token`).mode! & 0o777) !== 0o600) {
+ *   throw new Error("not private");
+ * }
+ * Deno.removeSync(dir, { recursive: true });
+ * ```
+ */
+export function writePrivateFile(path: string, text: string): void {
+  const dir = dirname(path);
+  ensurePrivateDir(dir);
+  const temporary = join(dir, `.${crypto.randomUUID()}.tmp`);
+  const file = Deno.openSync(temporary, { write: true, createNew: true, mode: 0o600 });
+  try {
+    if (Deno.build.os !== "windows") Deno.chmodSync(temporary, 0o600); // whatever the umask
+    file.writeSync(new TextEncoder().encode(text));
+  } finally {
+    file.close();
+  }
+  try {
+    Deno.renameSync(temporary, path);
+  } catch (error) {
+    Deno.removeSync(temporary);
+    throw error;
+  }
 }

@@ -25,7 +25,7 @@ import type {
   OAuthTokens,
 } from "@modelcontextprotocol/sdk/shared/auth";
 import { join } from "node:path";
-import { ensurePrivateDir } from "../files/private_files.ts";
+import { writePrivateFile } from "../files/private_files.ts";
 import { loadLazy } from "../lazy/load.ts";
 
 /** What a login left for one server URL. */
@@ -94,22 +94,7 @@ export function credentialStore(dir: string): McpCredentialStore {
       }
     },
     save(credentials) {
-      ensurePrivateDir(dir);
-      const path = fileOf(credentials.url);
-      const temporary = join(dir, `.${crypto.randomUUID()}.json`);
-      const file = Deno.openSync(temporary, { write: true, createNew: true, mode: 0o600 });
-      try {
-        if (Deno.build.os !== "windows") Deno.chmodSync(temporary, 0o600); // whatever the umask
-        file.writeSync(new TextEncoder().encode(JSON.stringify(credentials)));
-      } finally {
-        file.close();
-      }
-      try {
-        Deno.renameSync(temporary, path);
-      } catch (error) {
-        Deno.removeSync(temporary);
-        throw error;
-      }
+      writePrivateFile(fileOf(credentials.url), JSON.stringify(credentials));
     },
     remove(url) {
       try {
