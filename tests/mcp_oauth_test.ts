@@ -36,6 +36,27 @@ async function browser(url: URL): Promise<void> {
   await landed.body?.cancel();
 }
 
+/**
+ * In `root`: an MCP configuration naming the server `linear` at `url`, and a `$BROWSER` that
+ * follows the authorization server's redirect (tests/fake_browser.ts).
+ */
+async function loginSetup(root: string, url: string): Promise<{ config: string; opener: string }> {
+  const config = join(root, "mcp.json");
+  await Deno.writeTextFile(
+    config,
+    JSON.stringify({ mcpServers: { linear: { type: "http", url } } }),
+  );
+  const opener = join(root, "browser.sh");
+  await Deno.writeTextFile(
+    opener,
+    `#!/bin/sh\nexec "${Deno.execPath()}" run -A "${
+      fileURLToPath(new URL("./fake_browser.ts", import.meta.url))
+    }" "$1"\n`,
+  );
+  await Deno.chmod(opener, 0o755);
+  return { config, opener };
+}
+
 async function connect(url: string, provider: ReturnType<typeof oauthProvider>) {
   const client = new Client({ name: "test", version: "1" });
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { authProvider: provider }));
@@ -153,19 +174,7 @@ Deno.test("agent mcp login, a headless run with the login (its token refreshed o
   });
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_oauth_cli_" }));
   try {
-    const config = join(root, "mcp.json");
-    await Deno.writeTextFile(
-      config,
-      JSON.stringify({ mcpServers: { linear: { type: "http", url: server.url } } }),
-    );
-    const opener = join(root, "browser.sh");
-    await Deno.writeTextFile(
-      opener,
-      `#!/bin/sh\nexec "${Deno.execPath()}" run -A "${
-        fileURLToPath(new URL("./fake_browser.ts", import.meta.url))
-      }" "$1"\n`,
-    );
-    await Deno.chmod(opener, 0o755);
+    const { config, opener } = await loginSetup(root, server.url);
     const env = {
       HOME: join(root, "home"),
       AGENT_DATA_DIR: join(root, "data"),
@@ -283,19 +292,7 @@ Deno.test("the terminal session logs in to an OAuth server in the browser, then 
   });
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_oauth_tty_" }));
   try {
-    const config = join(root, "mcp.json");
-    await Deno.writeTextFile(
-      config,
-      JSON.stringify({ mcpServers: { linear: { type: "http", url: server.url } } }),
-    );
-    const opener = join(root, "browser.sh");
-    await Deno.writeTextFile(
-      opener,
-      `#!/bin/sh\nexec "${Deno.execPath()}" run -A "${
-        fileURLToPath(new URL("./fake_browser.ts", import.meta.url))
-      }" "$1"\n`,
-    );
-    await Deno.chmod(opener, 0o755);
+    const { config, opener } = await loginSetup(root, server.url);
     const env = await childEnv({
       OPENAI_API_KEY: "sk-oauth-test",
       OPENAI_BASE_URL: model.url,
