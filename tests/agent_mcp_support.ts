@@ -13,6 +13,8 @@ import { Client } from "@modelcontextprotocol/sdk/client";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+// @ts-types="@modelcontextprotocol/sdk/types"
+import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { MockReply, MockRequest } from "../lib/testing/mod.ts";
 import { childEnv, MOD, tempDir } from "./terminal_support.ts";
 
@@ -97,14 +99,26 @@ export interface McpChildSetup {
   args: string[];
 }
 
-/** A working directory, data directory and environment for `agent mcp <extra>`. */
-export async function mcpChild(modelUrl: string, extra: string[] = []): Promise<McpChildSetup> {
+/**
+ * A working directory, data directory and environment for `agent mcp <extra>`, with the user's
+ * `settings` when given.
+ */
+export async function mcpChild(
+  modelUrl: string,
+  extra: string[] = [],
+  settings?: Record<string, unknown>,
+): Promise<McpChildSetup> {
   const cwd = await tempDir("agent_mcp_cwd_");
   await Deno.writeTextFile(join(cwd, "notes.txt"), "buy oat milk\n");
+  const configDir = join(await tempDir("agent_mcp_config_"), "agent");
+  if (settings) {
+    await Deno.mkdir(configDir);
+    await Deno.writeTextFile(join(configDir, "settings.json"), JSON.stringify(settings));
+  }
   const env = await childEnv({
     OPENAI_API_KEY: API_KEY,
     OPENAI_BASE_URL: modelUrl,
-    AGENT_CONFIG_DIR: join(await tempDir("agent_mcp_config_"), "agent"),
+    AGENT_CONFIG_DIR: configDir,
   });
   const args = ["run", "-A", MOD, "mcp", "-m", "openai/test", "--sandbox", "off", ...extra];
   return { cwd, dataDir: env.AGENT_DATA_DIR, env, args };
@@ -122,9 +136,12 @@ export interface StdioServer extends AsyncDisposable {
   waitFor(pattern: RegExp, ms?: number): Promise<RegExpExecArray>;
 }
 
-/** Starts `agent mcp` on stdio and connects a client to it. */
-export async function startStdioServer(modelUrl: string): Promise<StdioServer> {
-  const setup = await mcpChild(modelUrl);
+/** Starts `agent mcp` on stdio (with the user's `settings`) and connects a client to it. */
+export async function startStdioServer(
+  modelUrl: string,
+  settings?: Record<string, unknown>,
+): Promise<StdioServer> {
+  const setup = await mcpChild(modelUrl, [], settings);
   const transport = new StdioClientTransport({
     command: Deno.execPath(),
     args: setup.args,
@@ -222,6 +239,24 @@ export async function startHttpServer(modelUrl: string): Promise<HttpServer> {
     },
     [Symbol.asyncDispose]: dispose,
   };
+}
+
+/** A log message the server sent: its level and words. */
+export interface LogMessage {
+  /** The level. */
+  level: string;
+  /** The words. */
+  data: string;
+}
+
+/** Collects the log messages `client` receives, from now on. */
+export function collectLog(client: Client): LogMessage[] {
+  const messages: LogMessage[] = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+    const { level, data } = notification.params;
+    messages.push({ level, data: String(data) });
+  });
+  return messages;
 }
 
 /** Waits until `text()` matches `pattern`, for at most `ms`. */

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { startMockOpenAIServer } from "../lib/testing/mod.ts";
 import {
   API_KEY,
+  collectLog,
   mcpChild,
   mockReply,
   PROMPTS,
@@ -222,6 +223,84 @@ Deno.test("agent mcp on stdio: tools, tasks, follow-ups, progress, cancelling", 
   });
 });
 
+Deno.test("agent mcp logs each task to its caller, at the session's level, redacted", async (t) => {
+  await using model = startMockOpenAIServer({ replies: mockReply });
+  // The user's hook fails before each model call, and its warning names the key.
+  await using server = await startStdioServer(model.url, {
+    hooks: { beforeModelCall: [{ command: `echo "hook saw ${API_KEY}" >&2; exit 1` }] },
+  });
+  const { client } = server;
+  const log = collectLog(client);
+  const levels = () => [...new Set(log.map((message) => message.level))].sort();
+  const run = async (prompt: string) => {
+    log.length = 0;
+    const result = await client.callTool({ name: "run_task", arguments: { prompt } });
+    assert.equal(result.isError, undefined, JSON.stringify(result));
+  };
+
+  await t.step("the server declares logging and completions", () => {
+    const capabilities = client.getServerCapabilities();
+    assert.deepEqual(capabilities?.logging, {});
+    assert.deepEqual(capabilities?.completions, {});
+  });
+
+  await t.step("until the session sets a level: the start, the end and warnings", async () => {
+    await run(PROMPTS.hello);
+    assert.deepEqual(levels(), ["info", "warning"], JSON.stringify(log));
+    const [started, ended] = log.filter((message) => message.level === "info");
+    assert.match(started.data, /^task ([0-9a-f]{8}) started in .* with openai\/test$/);
+    assert.match(ended.data, /^task [0-9a-f]{8} success \(1 turn, 0 tool calls\)$/);
+  });
+
+  await t.step("a secret in a warning reaches the caller redacted", () => {
+    const warning = log.find((message) => message.level === "warning");
+    assert.equal(
+      warning?.data,
+      `beforeModelCall hook "echo "hook saw [redacted]" >&2; exit 1" failed (exit 1): ` +
+        "hook saw [redacted]",
+    );
+    assert.ok(!JSON.stringify(log).includes(API_KEY));
+  });
+
+  await t.step("at warning: only the warnings, no tool call (debug) nor start (info)", async () => {
+    assert.deepEqual(await client.setLoggingLevel("warning"), {});
+    await run(PROMPTS.read);
+    assert.deepEqual(levels(), ["warning"], JSON.stringify(log));
+    assert.equal(log.length, 2, "one warning of the hook for each of the two model calls");
+  });
+
+  await t.step("at debug: each turn and tool call too, redacted", async () => {
+    await client.setLoggingLevel("debug");
+    await run(PROMPTS.read);
+    const debug = log.filter((message) => message.level === "debug").map((message) => message.data);
+    assert.deepEqual(debug.filter((line) => !/^read done \(\d+ ms\)$/.test(line)), [
+      "turn 1",
+      "tool call: read notes.txt",
+      "turn 2",
+    ]);
+    assert.equal(debug.length, 4, debug.join("\n"));
+    await run(PROMPTS.leak);
+    const said = JSON.stringify(log);
+    assert.ok(!said.includes(API_KEY), said);
+    assert.ok(log.some((message) => message.data === "tool call: read [redacted].txt"), said);
+  });
+
+  await t.step("a level MCP does not have is refused, and the level stays", async () => {
+    await assert.rejects(client.setLoggingLevel("verbose" as "debug"), /Invalid/i);
+    await run(PROMPTS.hello);
+    assert.ok(log.some((message) => message.level === "debug"), JSON.stringify(log));
+  });
+
+  await t.step("a completion has no values: the server offers no prompts", async () => {
+    assert.equal(client.getServerCapabilities()?.prompts, undefined);
+    const answer = await client.complete({
+      ref: { type: "ref/prompt", name: "test_prompt_with_arguments" },
+      argument: { name: "arg1", value: "test" },
+    });
+    assert.deepEqual(answer, { completion: { values: [], total: 0, hasMore: false } });
+  });
+});
+
 Deno.test("agent mcp --port: token, 401s, foreign origins and hosts, Ctrl+C", async (t) => {
   await using model = startMockOpenAIServer({ replies: mockReply });
   await using server = await startHttpServer(model.url);
@@ -238,6 +317,20 @@ Deno.test("agent mcp --port: token, 401s, foreign origins and hosts, Ctrl+C", as
     });
     assert.equal((result.structuredContent as unknown as TaskResult).text, "Hello back.");
     await client.close();
+  });
+
+  await t.step("each MCP session has its own log level", async () => {
+    const quiet = await server.connect();
+    const chatty = await server.connect();
+    const [quietLog, chattyLog] = [collectLog(quiet), collectLog(chatty)];
+    await quiet.setLoggingLevel("warning");
+    for (const client of [quiet, chatty]) {
+      await client.callTool({ name: "run_task", arguments: { prompt: PROMPTS.hello } });
+    }
+    assert.deepEqual(quietLog, []);
+    assert.deepEqual(chattyLog.map((message) => message.level), ["info", "info"]);
+    assert.match(chattyLog[1].data, /^task [0-9a-f]{8} success/);
+    await Promise.all([quiet.close(), chatty.close()]);
   });
 
   const initialize = (headers: Record<string, string>) =>

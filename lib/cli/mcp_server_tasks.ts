@@ -27,6 +27,7 @@ import {
   taskOutcome,
   type TaskResult,
 } from "./mcp_server_outcome.ts";
+import { eventLog, type LogLevel, type TaskLog } from "./mcp_server_log.ts";
 
 export type { TaskOutcome, TaskResult };
 
@@ -52,6 +53,8 @@ export interface TaskContext {
   signal?: AbortSignal;
   /** Hears each step: "turn 2", "turn 2: bash ls" (redacted). */
   progress?: (message: string) => void;
+  /** Hears what the task logs: its start and end, warnings, each tool call (redacted). */
+  log?: TaskLog;
 }
 
 /** What the tasks need of the server. */
@@ -120,23 +123,31 @@ export function mcpTasks(options: CliArgs, host: TaskHost): McpTasks {
     } catch (error) {
       return taskFailure(host.redact(_message(error)));
     }
+    // The task's warnings reach its caller too, through the run's redactor once it is known.
+    const tell = _teller(context.log, host);
     let prepared: Prepared;
     try {
       prepared = await prepare(taskOptions, {
         env: host.env,
-        warn,
+        warn: (text) => {
+          warn(text);
+          tell.say("warning", text);
+        },
         log: (text) => host.log(text),
         interactive: false,
+        onRedactor: tell.redactWith,
       });
     } catch (error) {
+      tell.redactWith(host.redact);
       return taskFailure(host.redact(_message(error)));
     }
+    tell.redactWith(prepared.redact);
     _narrow(prepared, request.permissionMode);
     const ran = await _runPrepared(
       prepared,
       taskOptions,
       request.prompt,
-      { ...context, signal },
+      { ...context, signal, log: tell.say },
       host,
     );
     track(closing, ran.closing);
@@ -155,6 +166,34 @@ export function mcpTasks(options: CliArgs, host: TaskHost): McpTasks {
     async stop() {
       stopping.abort();
       while (going.size + closing.size > 0) await Promise.allSettled([...going, ...closing]);
+    },
+  };
+}
+
+/**
+ * What a task tells its caller's log, through the run's redactor (with the server's secrets
+ * too): what is said before the redactor is known waits for it.
+ */
+function _teller(log: TaskLog | undefined, host: TaskHost) {
+  let redact: Redactor | undefined;
+  const waiting: [LogLevel, string][] = [];
+  const send = (level: LogLevel, text: string) => {
+    try {
+      log?.(level, redact!(text));
+    } catch {
+      // A caller that cannot hear the log still gets the result.
+    }
+  };
+  return {
+    say(level: LogLevel, text: string): void {
+      if (!log) return;
+      if (redact) send(level, text);
+      else waiting.push([level, text]);
+    },
+    redactWith(run: Redactor): void {
+      if (redact) return;
+      redact = host.redactRun ? host.redactRun(run) : run;
+      for (const [level, text] of waiting.splice(0)) send(level, text);
     },
   };
 }
@@ -279,7 +318,9 @@ async function _runPrepared(
     return { outcome: taskFailure(redact(_message(error))), closing: closing() };
   }
   const short = driver.conversation.id.slice(0, 8);
-  host.log(redact(`agent: task ${short} started in ${setup.cwd} with ${prepared.modelSpec}`));
+  const started = `task ${short} started in ${setup.cwd} with ${prepared.modelSpec}`;
+  host.log(redact(`agent: ${started}`));
+  context.log?.("info", started);
   let turn = 0;
   const say = (message: string) => {
     try {
@@ -294,6 +335,8 @@ async function _runPrepared(
     let step = await events.next();
     for (; !step.done; step = await events.next()) {
       const event = step.value;
+      const line = eventLog(event);
+      if (line) context.log?.(line.level, line.text);
       if (event.type === "turn_start") say(`turn ${turn = event.turn}`);
       else if (event.type === "tool_call") {
         say(`turn ${turn}: ${event.name}${briefInput(event.input)}`);
@@ -310,17 +353,29 @@ async function _runPrepared(
       usage: { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens },
       ...(result.error ? { error: redact(result.error.message) } : {}),
     });
-    host.log(
-      `agent: task ${short} ${result.status} (${counted(result.turns, "turn")}, ` +
-        `${counted(result.toolCalls, "tool call")})`,
+    const ended = `task ${short} ${result.status} (${counted(result.turns, "turn")}, ` +
+      `${counted(result.toolCalls, "tool call")})`;
+    host.log(`agent: ${ended}`);
+    context.log?.(
+      _ENDED[result.status],
+      result.error ? `${ended}: ${result.error.message}` : ended,
     );
   } catch (error) {
     outcome = taskFailure(redact(`The task failed: ${_message(error)}`));
     host.log(redact(`agent: task ${short} failed: ${_message(error)}`));
+    context.log?.("error", `task ${short} failed: ${_message(error)}`);
   }
   await driver.close().catch(() => {});
   return { outcome, closing: closing() };
 }
+
+/** The level of a task's end in its caller's log, by how it ended. */
+const _ENDED: Record<TaskResult["status"], LogLevel> = {
+  success: "info",
+  aborted: "notice",
+  max_turns: "warning",
+  error: "error",
+};
 
 function _message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
