@@ -11,7 +11,7 @@
  */
 
 import { runAgent } from "../mod.ts";
-import { connectMcpServers } from "../lib/mcp/mod.ts";
+import { connectMcpServers, type McpLoginRequest } from "../lib/mcp/mod.ts";
 import { scriptedModel } from "../lib/testing/mod.ts";
 import { credentialStore, loginMcpServer, oauthProvider } from "../lib/mcp/oauth.ts";
 
@@ -51,6 +51,17 @@ const PLAYS: Record<string, Play> = {
     expect: /^Elicitation completed: .*"name":"John Doe"/,
     acceptForms: true,
   },
+  // Listing needs one scope, the call two: the call's 403 `insufficient_scope` asks for both,
+  // and the person logs in again for them.
+  "auth/scope-step-up": { tool: "test-tool", input: {}, expect: /^test$/ },
+};
+
+/**
+ * The client's metadata document (a URL as its id) of a scenario where the authorization server
+ * takes such documents, as a user's configuration would name it.
+ */
+const DOCUMENTS: Record<string, string> = {
+  "auth/basic-cimd": "https://conformance-test.local/client-metadata.json",
 };
 
 /**
@@ -61,6 +72,12 @@ const AUTH_PLAYS: Record<string, "login" | "machine"> = {
   "auth/metadata-default": "login",
   "auth/metadata-var1": "login",
   "auth/metadata-var2": "login",
+  "auth/metadata-var3": "login",
+  "auth/basic-cimd": "login",
+  "auth/scope-step-up": "login",
+  // The server refuses every request for more access, whatever the login: the client stops
+  // after one more login instead of looping.
+  "auth/scope-retry-limit": "login",
   "auth/scope-from-scopes-supported": "login",
   "auth/scope-omitted-when-undefined": "login",
   "auth/token-endpoint-auth-none": "login",
@@ -69,6 +86,10 @@ const AUTH_PLAYS: Record<string, "login" | "machine"> = {
   "auth/scope-from-www-authenticate": "login",
   "auth/pre-registration": "login",
   "auth/2025-03-26-oauth-metadata-backcompat": "login",
+  "auth/2025-03-26-oauth-endpoint-fallback": "login",
+  "auth/resource-mismatch": "login",
+  "auth/offline-access-scope": "login",
+  "auth/offline-access-not-supported": "login",
   "auth/client-credentials-basic": "machine",
 };
 
@@ -76,6 +97,7 @@ const scenario = Deno.env.get("MCP_CONFORMANCE_SCENARIO") ?? "";
 const url = Deno.args.at(-1);
 const auth = Object.hasOwn(AUTH_PLAYS, scenario) ? AUTH_PLAYS[scenario] : undefined;
 const play = Object.hasOwn(PLAYS, scenario) ? PLAYS[scenario] : auth ? {} : undefined;
+const document = Object.hasOwn(DOCUMENTS, scenario) ? DOCUMENTS[scenario] : undefined;
 if (!play || !url) {
   console.error(
     !url
@@ -93,7 +115,8 @@ const failures: string[] = [];
   await using mcp = await connectMcpServers(
     { mcpServers: { s: { type: "http", url } } },
     {
-      oauth,
+      oauth: oauth?.provider,
+      login: oauth?.login,
       startupTimeoutMs: 10_000,
       callTimeoutMs: 10_000,
       onWarning: (m) => failures.push(m),
@@ -144,16 +167,26 @@ Deno.unrefTimer(setTimeout(() => {
 }, 2_000));
 
 /**
- * The OAuth provider of a scenario: a person logs in first (the browser follows the authorization
- * server's redirect to the loopback callback), with the client the scenario registered ahead of
- * time if it gives one (`MCP_CONFORMANCE_CONTEXT`); or the machine logs in with its secret.
+ * The OAuth of a scenario: a person logs in first (the browser follows the authorization server's
+ * redirect to the loopback callback), with the client the scenario registered ahead of time if it
+ * gives one (`MCP_CONFORMANCE_CONTEXT`), and again when a server asks during the session, as the
+ * terminal session does; or the machine logs in with its secret.
  */
 async function _oauth(kind: "login" | "machine", server: string) {
   const context = JSON.parse(Deno.env.get("MCP_CONFORMANCE_CONTEXT") ?? "{}");
   const client = context.client_id
     ? { client_id: context.client_id as string, client_secret: context.client_secret as string }
+    : document
+    ? { client_id: document }
     : undefined;
   const store = credentialStore(await Deno.makeTempDir({ prefix: "conformance_oauth_" }));
+  const browse = async (at: URL) => {
+    const authorized = await fetch(at, { redirect: "manual" });
+    await authorized.body?.cancel();
+    const back = authorized.headers.get("location");
+    if (!back) throw new Error(`no redirect from ${at}: ${authorized.status}`);
+    await (await fetch(back)).body?.cancel();
+  };
   if (kind === "login") {
     await loginMcpServer({
       server: "s",
@@ -161,21 +194,32 @@ async function _oauth(kind: "login" | "machine", server: string) {
       store,
       client,
       timeoutMs: 10_000,
-      open: async (at) => {
-        const authorized = await fetch(at, { redirect: "manual" });
-        await authorized.body?.cancel();
-        const back = authorized.headers.get("location");
-        if (!back) throw new Error(`no redirect from ${at}: ${authorized.status}`);
-        await (await fetch(back)).body?.cancel();
-      },
+      open: browse,
     });
   }
-  return (name: string, at: string) =>
-    oauthProvider({
-      server: name,
-      url: at,
-      store,
-      client,
-      grant: kind === "machine" ? "client_credentials" : undefined,
-    });
+  return {
+    provider: (name: string, at: string) =>
+      oauthProvider({
+        server: name,
+        url: at,
+        store,
+        client,
+        grant: kind === "machine" ? "client_credentials" : undefined,
+      }),
+    login: kind === "login"
+      ? async (name: string, asked: McpLoginRequest) => {
+        await loginMcpServer({
+          server: name,
+          url: asked.url,
+          store,
+          client,
+          scope: asked.scope,
+          renew: true,
+          signal: asked.signal,
+          timeoutMs: 10_000,
+          open: browse,
+        });
+      }
+      : undefined,
+  };
 }

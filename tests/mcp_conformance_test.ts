@@ -92,13 +92,14 @@ async function runScenario(scenario: string, server?: string): Promise<Verdict> 
       "",
     );
     const checks: Check[] = [];
-    for await (const entry of Deno.readDir(results)) {
-      const name = `${server === undefined ? "" : "server-"}${scenario}-`.replace(
-        /^server-server-/,
-        "server-",
-      );
+    // `auth/x` is saved as `auth/x-<time>`.
+    const [folder, name] = /^(?:(.*)\/)?([^/]*)$/.exec(
+      `${server === undefined ? "" : "server-"}${scenario}-`.replace(/^server-server-/, "server-"),
+    )!.slice(1).map((part) => part ?? "");
+    const within = folder ? `${results}/${folder}` : results;
+    for await (const entry of Deno.readDir(within)) {
       if (!entry.isDirectory || !entry.name.startsWith(name)) continue;
-      const dir = `${results}/${entry.name}`;
+      const dir = `${within}/${entry.name}`;
       checks.push(...JSON.parse(await Deno.readTextFile(`${dir}/checks.json`)) as Check[]);
     }
     return { success: out.success, output, checks };
@@ -170,6 +171,10 @@ Deno.test("the MCP client passes the conformance suite's OAuth scenarios", async
       "auth/scope-retry-limit",
       "auth/pre-registration",
       "auth/2025-03-26-oauth-metadata-backcompat",
+      "auth/2025-03-26-oauth-endpoint-fallback",
+      "auth/resource-mismatch",
+      "auth/offline-access-scope",
+      "auth/offline-access-not-supported",
       "auth/client-credentials-basic",
     ]
   ) {
@@ -182,6 +187,7 @@ const _AUTH_REQUIRED: Record<string, string[]> = {
   "auth/basic-cimd": ["cimd-client-id-used"],
   "auth/scope-step-up": ["scope-step-up-initial", "scope-step-up-escalation"],
   "auth/scope-retry-limit": ["scope-retry-limit"],
+  "auth/offline-access-not-supported": ["sep-2207-offline-access-not-requested"],
 };
 
 /**

@@ -4,7 +4,8 @@
  * protected-resource metadata; an authorization server beside it publishes its metadata,
  * registers clients dynamically, authorizes at once (the user says yes), checks PKCE and the
  * `resource`, gives access tokens that expire when the test says and refresh tokens that trade
- * for new ones.
+ * for new ones. Its tool `publish` needs the scope `mcp:write` besides `mcp`: a token without it
+ * gets a 403 `insufficient_scope` asking for both (step-up), and a refresh keeps a token's scopes.
  *
  * @module
  */
@@ -28,6 +29,8 @@ export interface OAuthMcp extends AsyncDisposable {
   log: string[];
   /** The access tokens given, in order. */
   accessTokens: string[];
+  /** The scopes asked for at each authorization, in order. */
+  scopesAsked: string[];
 }
 
 async function _s256(verifier: string): Promise<string> {
@@ -40,18 +43,23 @@ async function _s256(verifier: string): Promise<string> {
 export function startOAuthMcp(): OAuthMcp {
   const log: string[] = [];
   const accessTokens: string[] = [];
-  const live = new Set<string>();
-  const refreshTokens = new Set<string>();
+  const scopesAsked: string[] = [];
+  /** The live access tokens and refresh tokens, with the scopes each gives. */
+  const live = new Map<string, string[]>();
+  const refreshTokens = new Map<string, string[]>();
   const clients = new Map<string, { redirect_uris: string[] }>();
   /** A client registered ahead of time for machine use, and its secret. */
   const machine = { id: "machine", secret: "machine-secret-0123456789" };
-  const codes = new Map<string, { challenge: string; redirect: string; resource?: string }>();
+  const codes = new Map<
+    string,
+    { challenge: string; redirect: string; resource?: string; scopes: string[] }
+  >();
   let base = "";
-  const issue = () => {
+  const issue = (scopes: string[]) => {
     const access = `at-${crypto.randomUUID()}`;
     const refresh = `rt-${crypto.randomUUID()}`;
-    live.add(access);
-    refreshTokens.add(refresh);
+    live.set(access, scopes);
+    refreshTokens.set(refresh, scopes);
     accessTokens.push(access);
     return Response.json({
       access_token: access,
@@ -99,10 +107,13 @@ export function startOAuthMcp(): OAuthMcp {
         return new Response("PKCE S256 is required", { status: 400 });
       }
       const code = `code-${crypto.randomUUID()}`;
+      const scope = url.searchParams.get("scope") ?? "";
+      scopesAsked.push(scope);
       codes.set(code, {
         challenge: url.searchParams.get("code_challenge") ?? "",
         redirect,
         resource: url.searchParams.get("resource") ?? undefined,
+        scopes: scope.split(" ").filter(Boolean),
       });
       log.push("authorize");
       const back = new URL(redirect);
@@ -125,17 +136,19 @@ export function startOAuthMcp(): OAuthMcp {
         ) {
           return Response.json({ error: "invalid_grant" }, { status: 400 });
         }
-        return issue();
+        return issue(given.scopes);
       }
-      if (grant === "refresh_token" && refreshTokens.delete(form.get("refresh_token") ?? "")) {
-        return issue();
+      const refreshed = refreshTokens.get(form.get("refresh_token") ?? "");
+      if (grant === "refresh_token" && refreshed) {
+        refreshTokens.delete(form.get("refresh_token") ?? "");
+        return issue(refreshed);
       }
       if (grant === "client_credentials") {
         const basic = request.headers.get("authorization") ?? "";
         if (basic !== `Basic ${btoa(`${machine.id}:${machine.secret}`)}`) {
           return Response.json({ error: "invalid_client" }, { status: 401 });
         }
-        return issue();
+        return issue(["mcp"]);
       }
       return Response.json({ error: "invalid_grant" }, { status: 400 });
     }
@@ -152,8 +165,26 @@ export function startOAuthMcp(): OAuthMcp {
           },
         });
       }
+      if (request.method !== "POST") {
+        log.push("mcp");
+        return new Response(null, { status: 405 });
+      }
+      const body = await request.clone().json();
+      if (
+        body?.method === "tools/call" && body.params?.name === "publish" &&
+        !live.get(token)!.includes("mcp:write")
+      ) {
+        log.push("403");
+        return new Response(JSON.stringify({ error: "insufficient_scope" }), {
+          status: 403,
+          headers: {
+            "content-type": "application/json",
+            "www-authenticate": `Bearer error="insufficient_scope", scope="mcp mcp:write", ` +
+              `resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`,
+          },
+        });
+      }
       log.push("mcp");
-      if (request.method !== "POST") return new Response(null, { status: 405 });
       const mcp = new McpServer({ name: "protected", version: "1.0.0" });
       mcp.registerTool(
         "whoami",
@@ -162,6 +193,11 @@ export function startOAuthMcp(): OAuthMcp {
           inputSchema: { note: z.string().optional() },
         },
         () => ({ content: [{ type: "text", text: "logged in" }] }),
+      );
+      mcp.registerTool(
+        "publish",
+        { description: "Publishes (needs the scope mcp:write)", inputSchema: {} },
+        () => ({ content: [{ type: "text", text: "published" }] }),
       );
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
@@ -178,6 +214,7 @@ export function startOAuthMcp(): OAuthMcp {
     expireTokens: () => live.clear(),
     log,
     accessTokens,
+    scopesAsked,
     [Symbol.asyncDispose]: () => server.shutdown(),
   };
 }

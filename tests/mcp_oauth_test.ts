@@ -234,7 +234,7 @@ Deno.test("a server configured with the client_credentials grant logs in as the 
     });
   {
     await using mcp = await connect("machine-secret-0123456789");
-    assert.deepEqual(mcp.tools.map((tool) => tool.name), ["mcp__ci__whoami"]);
+    assert.deepEqual(mcp.tools.map((tool) => tool.name), ["mcp__ci__whoami", "mcp__ci__publish"]);
     assert.ok(server.log.includes("token:client_credentials"));
     assert.ok(!server.log.includes("authorize"), "nobody was sent to log in");
   }
@@ -282,12 +282,14 @@ Deno.test("an HTTP server's oauth block: its secret from the environment, redact
   );
 });
 
-Deno.test("the terminal session logs in to an OAuth server in the browser, then uses its tool", async () => {
+Deno.test("the terminal session logs in to an OAuth server in the browser, uses its tool, logs in again for more access", async () => {
   await using server = startOAuthMcp();
   await using model = startMockOpenAIServer({
     replies: [
       { toolCalls: [{ id: "w1", name: "mcp__linear__whoami", arguments: {} }] },
       { text: "You are logged in." },
+      { toolCalls: [{ id: "p1", name: "mcp__linear__publish", arguments: {} }] },
+      { text: "It is out." },
     ],
   });
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_oauth_tty_" }));
@@ -319,6 +321,20 @@ Deno.test("the terminal session logs in to an OAuth server in the browser, then 
     await terminal.waitFor(/You are logged in\./);
     const answered = wireMessages(model.requests[1]).find((m) => m.tool_call_id === "w1");
     assert.match(String(answered?.content), /logged in/);
+    // A tool that needs more access than the login gave: the browser again, then the call.
+    await terminal.type("Publish it");
+    await terminal.keys("Enter");
+    await terminal.waitFor(/publish.*Allow\? \[y\]es/);
+    await terminal.type("y");
+    await terminal.keys("Enter");
+    await terminal.waitFor(/It is out\./);
+    assert.match(
+      await terminal.screen(),
+      /asks you to log in again \(for access to "mcp mcp:write"\)/,
+    );
+    assert.equal(server.scopesAsked.at(-1), "mcp mcp:write");
+    const published = wireMessages(model.requests[3]).find((m) => m.tool_call_id === "p1");
+    assert.equal(String(published?.content), "published");
   } finally {
     await Deno.remove(root, { recursive: true });
   }
@@ -351,6 +367,112 @@ Deno.test("an untrusted project's .mcp.json naming a server you logged in to get
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stderr, /not trusted/);
     assert.deepEqual(server.log.slice(used), [], "the server heard nothing from the run");
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("a call that needs more access than the login gave: the session logs in again for it, once", async () => {
+  await using server = startOAuthMcp();
+  const dir = await Deno.makeTempDir({ prefix: "agent_oauth_stepup_" });
+  try {
+    const store = credentialStore(join(dir, "mcp-oauth"));
+    const config = { mcpServers: { linear: { type: "http" as const, url: server.url } } };
+    await loginMcpServer({ server: "linear", url: server.url, store, open: browser });
+    assert.deepEqual(server.scopesAsked, ["mcp"]);
+    const asked: (string | undefined)[] = [];
+    const connect = (grant: (scope?: string) => string | undefined) =>
+      connectMcpServers(config, {
+        oauth: (name, url) => oauthProvider({ server: name, url, store }),
+        login: async (name, request) => {
+          asked.push(request.scope);
+          await loginMcpServer({
+            server: name,
+            url: request.url,
+            store,
+            open: browser,
+            scope: grant(request.scope),
+            renew: true,
+            signal: request.signal,
+          });
+        },
+      });
+    const call = (mcp: Awaited<ReturnType<typeof connect>>) =>
+      mcp.tools.find((tool) => tool.name === "mcp__linear__publish")!.execute({}, {
+        cwd: Deno.cwd(),
+        toolCallId: "c1",
+        signal: new AbortController().signal,
+      });
+    {
+      // A login that does not give what the server asks for: the call fails, saying so, after
+      // one login (no loop).
+      await using mcp = await connect(() => "mcp");
+      await assert.rejects(
+        async () => await call(mcp),
+        /refuses even after you logged in again.*mcp:write/,
+      );
+      assert.deepEqual(asked, ["mcp mcp:write"]);
+      assert.deepEqual(server.scopesAsked, ["mcp", "mcp"]);
+    }
+    asked.length = 0;
+    // The SDK first refreshes the tokens (which keeps their scopes); the server refuses again,
+    // and the person logs in for both scopes.
+    await using mcp = await connect((scope) => scope);
+    const result = await call(mcp);
+    assert.match(typeof result === "string" ? result : result.output, /published/);
+    assert.deepEqual(asked, ["mcp mcp:write"]);
+    assert.deepEqual(server.scopesAsked, ["mcp", "mcp", "mcp mcp:write"]);
+    assert.ok(server.log.includes("token:refresh_token"));
+    // The new login is kept: the next call needs none.
+    await call(mcp);
+    assert.equal(asked.length, 1);
+    assert.equal(store.load(server.url)?.scope, undefined);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a headless run refused for want of access says how to log in; agent mcp login then asks for it", async () => {
+  await using server = startOAuthMcp();
+  await using model = startMockOpenAIServer({
+    replies: (_body, index) =>
+      index % 2 === 0
+        ? { toolCalls: [{ id: `p${index}`, name: "mcp__linear__publish", arguments: {} }] }
+        : { text: "Done." },
+  });
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_oauth_more_" }));
+  try {
+    const { config, opener } = await loginSetup(root, server.url);
+    const env = {
+      HOME: join(root, "home"),
+      AGENT_DATA_DIR: join(root, "data"),
+      BROWSER: opener,
+      OPENAI_API_KEY: "sk-oauth-test",
+      OPENAI_BASE_URL: model.url,
+    };
+    await Deno.mkdir(env.HOME);
+    const login = ["mcp", "login", "linear", "--mcp-config", config];
+    assert.equal((await runCli(login, { env })).code, 0);
+    const publish = ["-p", "Publish", "-m", "openai/test", "--mcp-config", config];
+    const refused = await runCli(publish, { env });
+    assert.equal(refused.code, 0, refused.stderr);
+    const answer = wireMessages(model.requests[1]).find((m) => m.tool_call_id === "p0");
+    assert.match(
+      String(answer?.content),
+      /log in again \(OAuth, for access to "mcp mcp:write"\): run `agent mcp login linear`/,
+    );
+    const kept = credentialStore(join(env.AGENT_DATA_DIR, "mcp-oauth"));
+    assert.equal(kept.load(server.url)?.scope, "mcp mcp:write");
+
+    // The tokens kept could be refreshed, but they would not give the access asked for.
+    const again = await runCli(login, { env });
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stderr, /logged in to linear/);
+    assert.equal(server.scopesAsked.at(-1), "mcp mcp:write");
+    const published = await runCli(publish, { env });
+    assert.equal(published.code, 0, published.stderr);
+    const done = wireMessages(model.requests[3]).find((m) => m.tool_call_id === "p2");
+    assert.equal(String(done?.content), "published");
   } finally {
     await Deno.remove(root, { recursive: true });
   }

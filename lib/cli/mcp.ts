@@ -106,6 +106,9 @@ export async function startMcp(options: {
     roots: options.roots,
     onElicitation: options.onElicitation,
     onProgress: options.onProgress,
+    ...(store && options.login
+      ? { login: _logInAgain(allowed, store, options.login, options.warn) }
+      : {}),
     oauth(server, url) {
       const configured = allowed[server];
       const oauth = "url" in configured ? configured.oauth : undefined;
@@ -208,6 +211,39 @@ function _permission(server: McpServerConfig): { state: Deno.PermissionState; fl
   return {
     state: Deno.permissions.querySync({ name: "net", host }).state,
     flag: `--allow-net=${host}`,
+  };
+}
+
+/**
+ * Logs in again, in the browser, to a server that asks during the session (its login expired,
+ * or a call needs more access): the terminal session's answer to {@link
+ * ConnectMcpOptions.login}.
+ */
+function _logInAgain(
+  servers: Record<string, McpServerConfig>,
+  store: McpCredentialStore,
+  login: { open(url: URL): void | Promise<void> },
+  warn: (text: string) => void,
+): NonNullable<ConnectMcpOptions["login"]> {
+  return async (name, { url, scope, signal }) => {
+    const server = servers[name];
+    const oauth = "url" in server ? server.oauth : undefined;
+    warn(
+      `the MCP server "${name}" asks you to log in again` +
+        `${scope ? ` (for access to "${scope}")` : ""} (OAuth)`,
+    );
+    await loginMcpServer({
+      server: name,
+      url,
+      store,
+      open: login.open,
+      client: oauth && { client_id: oauth.clientId, client_secret: oauth.clientSecret },
+      scope: scope ?? oauth?.scope,
+      renew: true,
+      signal,
+      timeoutMs: 120_000,
+    });
+    warn(`logged in to "${name}"`);
   };
 }
 

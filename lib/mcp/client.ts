@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth";
+import type { McpOAuthProvider } from "./oauth.ts";
 import type { Client } from "@modelcontextprotocol/sdk/client";
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types";
 import { basename, resolve } from "node:path";
@@ -135,7 +135,25 @@ export interface ConnectMcpOptions {
    * The OAuth provider of an HTTP server, by its name and URL (see `oauth.ts`): its login kept for
    * the user, and whether a login may start. Absent: a server that asks for OAuth does not start.
    */
-  oauth?: (server: string, url: string) => OAuthClientProvider | undefined;
+  oauth?: (server: string, url: string) => McpOAuthProvider | undefined;
+  /**
+   * Logs the user in again to an HTTP server that asks during the session: its login expired and
+   * could not be refreshed, or a request needs more access than it gave (a 403
+   * `insufficient_scope`, with the `scope` it asks for). The request is sent once more after it;
+   * a server that refuses again gets no second login for that request. Absent (headless), the
+   * request fails, saying how to log in (`agent mcp login <server>`).
+   */
+  login?: (server: string, request: McpLoginRequest) => Promise<void>;
+}
+
+/** What a server asks of a login during a session (see {@link ConnectMcpOptions.login}). */
+export interface McpLoginRequest {
+  /** The server's URL. */
+  url: string;
+  /** The scopes it asks for, when it said. */
+  scope?: string;
+  /** Aborted when the request that needs the login is. */
+  signal?: AbortSignal;
 }
 
 /** What a server reports of a call under way (`notifications/progress`). */
@@ -306,6 +324,14 @@ export async function connectMcpServers(
       roots,
       onProgress: options.onProgress &&
         ((tool, progress) => options.onProgress?.(name, tool, progress)),
+      login: options.login && "url" in server
+        ? (scope, signal) =>
+          options.login!(name, {
+            url: server.url,
+            ...(scope ? { scope } : {}),
+            ...(signal ? { signal } : {}),
+          })
+        : undefined,
       onTools(infos) {
         offer(i, infos);
         options.onToolsChanged?.(name);

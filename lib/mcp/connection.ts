@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth";
+import type { McpOAuthProvider } from "./oauth.ts";
 import type { Client } from "@modelcontextprotocol/sdk/client";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
 import { resolve } from "node:path";
@@ -27,6 +27,11 @@ export interface _Session {
   readonly pid?: number;
   /** Why the connection was lost, once it is. */
   lost?: string;
+  /**
+   * What the server's last refusal for want of a login said (a 401 or 403 with
+   * `WWW-Authenticate`): the scopes it asks for, and its error (`insufficient_scope`).
+   */
+  challenge?: { scope?: string; error?: string };
   /** The end of the server's stderr (stdio), for error messages. */
   stderrTail(): string;
   /** Closes the connection and ends the server process. */
@@ -42,7 +47,7 @@ export interface _OpenOptions {
   /** The sandbox for stdio servers that ask for it. */
   sandbox?: McpSandboxOptions;
   /** The OAuth provider of an HTTP server: its login, refreshed as needed. */
-  authProvider?: OAuthClientProvider;
+  authProvider?: McpOAuthProvider;
   /** The deadline for the connection and the `initialize` handshake. */
   timeoutMs: number;
   /** Hears when an open connection is lost, with the reason. */
@@ -112,12 +117,30 @@ async function _open(
     onLeftover: options.onLeftover,
   });
   let transport: Transport;
+  /** What the server said the last time it refused a request for want of a login. */
+  let challenge: _Session["challenge"];
   if (stdio) transport = stdio;
   else {
     const { url, headers } = config as { url: string; headers?: Record<string, string> };
+    const endpoint = new URL(url).href;
     const init = {
       requestInit: { headers: headers ?? {} },
-      ...(options.authProvider ? { authProvider: options.authProvider } : {}),
+      ...(options.authProvider
+        ? {
+          authProvider: options.authProvider,
+          fetch: async (input: string | URL, request?: RequestInit) => {
+            const response = await fetch(input, request);
+            if (
+              (response.status === 401 || response.status === 403) &&
+              new URL(input).href === endpoint
+            ) {
+              const { scope, error } = sdk.extractWWWAuthenticateParams(response);
+              challenge = { scope, error };
+            }
+            return response;
+          },
+        }
+        : {}),
     };
     transport = kind === "sse"
       ? new sdk.SSEClientTransport(new URL(url), init)
@@ -137,6 +160,9 @@ async function _open(
     kind,
     get pid() {
       return stdio?.pid;
+    },
+    get challenge() {
+      return challenge;
     },
     stderrTail: () => stdio?.stderrTail() ?? "",
     async close() {

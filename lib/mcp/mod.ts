@@ -23,6 +23,7 @@ export {
   type ConnectMcpOptions,
   connectMcpServers,
   type McpConnection,
+  type McpLoginRequest,
   type McpProgress,
   type McpSandboxOptions,
   type McpServerState,

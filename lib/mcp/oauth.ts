@@ -42,6 +42,11 @@ export interface McpCredentials {
   verifier?: string;
   /** What discovery found, so that a refresh needs no discovery again. */
   discovery?: OAuthDiscoveryState;
+  /**
+   * The scopes the server asked for when a run could not log in (more access than the login
+   * gave, or a login that expired): the next login asks for them too.
+   */
+  scope?: string;
 }
 
 /** Where logins are kept: one private file per server URL. */
@@ -112,15 +117,34 @@ export function credentialStore(dir: string): McpCredentialStore {
 export class McpLoginRequired extends Error {
   /** The server's name in the configuration. */
   readonly server: string;
+  /** The scopes the server asks for, when it said. */
+  readonly scope?: string;
 
-  /** The error for `server`, saying how to log in. */
-  constructor(server: string) {
+  /**
+   * The error for `server`, saying how to log in; `again` when a login was kept (it expired, or
+   * the server asks for more access than it gave).
+   */
+  constructor(server: string, scope?: string, again = false) {
     super(
-      `the MCP server "${server}" needs you to log in (OAuth): run \`agent mcp login ${server}\`, ` +
+      `the MCP server "${server}" needs you to log in${again ? " again" : ""} (OAuth` +
+        `${scope ? `, for access to "${scope}"` : ""}): run \`agent mcp login ${server}\`, ` +
         `then start the agent again`,
     );
     this.server = server;
+    if (scope) this.scope = scope;
   }
+}
+
+/**
+ * The SDK's `OAuthClientProvider`, and what this package adds to it: where a server's asking for
+ * more access is kept for the next login.
+ */
+export interface McpOAuthProvider extends OAuthClientProvider {
+  /**
+   * Keeps the scopes a server asked for (a 403 `insufficient_scope`) that a run could not log in
+   * for: the next login (`agent mcp login`) asks for them too.
+   */
+  askedFor?(scope: string): void;
 }
 
 /** Options of {@link oauthProvider}. */
@@ -131,7 +155,12 @@ export interface OAuthProviderOptions {
   url: string;
   /** Where logins are kept. */
   store: McpCredentialStore;
-  /** The client registered ahead of time, from the configuration, if any. */
+  /**
+   * The client registered ahead of time, from the configuration, if any. A `client_id` that is an
+   * HTTPS URL (with a path) and no secret names the client's metadata document instead (a client
+   * ID metadata document): it is the client's id where the authorization server supports such
+   * documents, and a client is registered where it does not.
+   */
   client?: { client_id: string; client_secret?: string };
   /** Scopes to ask for, from the configuration, if any. */
   scope?: string;
@@ -172,9 +201,11 @@ export interface OAuthProviderOptions {
  * if (!refused) throw new Error("a headless run started a login");
  * ```
  */
-export function oauthProvider(options: OAuthProviderOptions): OAuthClientProvider {
+export function oauthProvider(options: OAuthProviderOptions): McpOAuthProvider {
   if (options.grant === "client_credentials") return _machineProvider(options);
   const { store, url } = options;
+  const documented = _metadataDocument(options.client);
+  const configured = documented ? undefined : options.client;
   const kept = () => store.load(url) ?? { url };
   const update = (change: Partial<McpCredentials>) => store.save({ ...kept(), ...change, url });
   const metadata: OAuthClientMetadata = {
@@ -182,7 +213,7 @@ export function oauthProvider(options: OAuthProviderOptions): OAuthClientProvide
     redirect_uris: options.login ? [options.login.redirectUrl] : [],
     grant_types: ["authorization_code", "refresh_token"],
     response_types: ["code"],
-    token_endpoint_auth_method: options.client?.client_secret ? "client_secret_post" : "none",
+    token_endpoint_auth_method: configured?.client_secret ? "client_secret_post" : "none",
     ...(options.scope ? { scope: options.scope } : {}),
   };
   // A run that cannot log in still goes by the authorization-code flow (a provider without a
@@ -195,8 +226,9 @@ export function oauthProvider(options: OAuthProviderOptions): OAuthClientProvide
     get clientMetadata() {
       return metadata;
     },
+    ...(documented ? { clientMetadataUrl: documented } : {}),
     clientInformation() {
-      if (options.client) return options.client;
+      if (configured) return configured;
       const client = kept().client;
       if (!options.login) {
         // No client registered from a run that could not use it: the login registers one.
@@ -214,8 +246,17 @@ export function oauthProvider(options: OAuthProviderOptions): OAuthClientProvide
         tokens,
         expiresAt: tokens.expires_in ? Date.now() + tokens.expires_in * 1000 : undefined,
       }),
+    askedFor(scope) {
+      if (kept().scope !== scope) update({ scope });
+    },
     async redirectToAuthorization(authorizationUrl) {
-      if (!options.login) throw new McpLoginRequired(options.server);
+      if (!options.login) {
+        // The next login asks for what the server asked for here.
+        const scope = authorizationUrl.searchParams.get("scope") ?? undefined;
+        const { tokens, scope: before } = kept();
+        if (scope && scope !== before) update({ scope });
+        throw new McpLoginRequired(options.server, scope, tokens !== undefined);
+      }
       await options.login.open(authorizationUrl);
     },
     saveCodeVerifier: (verifier) => update({ verifier }),
@@ -318,6 +359,20 @@ function _machineProvider(options: OAuthProviderOptions): OAuthClientProvider {
   };
 }
 
+/**
+ * The URL of the client's metadata document that `client` names (an HTTPS `client_id` with a
+ * path, and no secret), if it names one.
+ */
+function _metadataDocument(client: OAuthProviderOptions["client"]): string | undefined {
+  if (!client || client.client_secret !== undefined) return undefined;
+  try {
+    const url = new URL(client.client_id);
+    return url.protocol === "https:" && url.pathname !== "/" ? client.client_id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The redirect URL of a provider that never sends anyone to log in. */
 const _NOWHERE = "http://127.0.0.1/callback";
 
@@ -346,8 +401,16 @@ export interface LoginOptions {
   open(url: URL): void | Promise<void>;
   /** The client registered ahead of time, from the configuration, if any. */
   client?: { client_id: string; client_secret?: string };
-  /** Scopes to ask for, if the configuration names them. */
+  /**
+   * Scopes to ask for: the configuration's, or those a server asked for during a session. Those
+   * a run that could not log in was asked for are asked for too.
+   */
   scope?: string;
+  /**
+   * Logs in afresh even when the tokens kept could be refreshed: the server asked for more
+   * access than they give (a 403 `insufficient_scope`), which a refresh does not add.
+   */
+  renew?: boolean;
   /** Stops waiting for the user. */
   signal?: AbortSignal;
   /** How long to wait for the user, in ms (default 5 minutes). */
@@ -382,15 +445,20 @@ export async function loginMcpServer(options: LoginOptions): Promise<"logged in"
     return new Response("Logged in. You can close this page and go back to the agent.");
   });
   const redirectUrl = `http://127.0.0.1:${listener.addr.port}/callback`;
+  const asking = options.store.load(options.url)?.scope;
+  const wanted = _scopes(options.scope, asking);
   const provider = oauthProvider({
     server: options.server,
     url: options.url,
     store: options.store,
     client: options.client,
-    scope: options.scope,
+    scope: wanted,
     login: { redirectUrl, open: options.open },
   });
   provider.state = () => state;
+  // For more access than the tokens kept give (asked for now, or of a run that could not log
+  // in), they are neither used nor refreshed: the login's own replace them.
+  if (options.renew || asking) provider.tokens = () => undefined;
   const timer = setTimeout(
     () => callback.reject(new Error("nobody logged in within the time given")),
     options.timeoutMs ?? 300_000,
@@ -406,18 +474,30 @@ export async function loginMcpServer(options: LoginOptions): Promise<"logged in"
     const flow = {
       serverUrl: options.url,
       ...(asked.resourceMetadataUrl ? { resourceMetadataUrl: asked.resourceMetadataUrl } : {}),
-      ...(asked.scope && !options.scope ? { scope: asked.scope } : {}),
+      // Asked for in the flow: the SDK would prefer the resource's `scopes_supported` to the
+      // client's own scope.
+      ...(wanted ?? asked.scope ? { scope: wanted ?? asked.scope } : {}),
     };
     const first = await auth(provider, flow);
     if (first === "AUTHORIZED") return "already";
     const code = await callback.promise;
     const second = await auth(provider, { ...flow, authorizationCode: code });
     if (second !== "AUTHORIZED") throw new Error("the authorization server gave no tokens");
-    options.store.save({ ...options.store.load(options.url)!, verifier: undefined });
+    options.store.save({
+      ...options.store.load(options.url)!,
+      verifier: undefined,
+      scope: undefined,
+    });
     return "logged in";
   } finally {
     clearTimeout(timer);
     options.signal?.removeEventListener("abort", onAbort);
     await listener.shutdown();
   }
+}
+
+/** The scopes of `lists` together (space-separated, each once), or undefined when none. */
+function _scopes(...lists: (string | undefined)[]): string | undefined {
+  const scopes = new Set(lists.flatMap((list) => list?.split(" ").filter(Boolean) ?? []));
+  return scopes.size > 0 ? [...scopes].join(" ") : undefined;
 }

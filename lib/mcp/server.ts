@@ -7,7 +7,6 @@
  * @module
  */
 
-import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth";
 import type { Client } from "@modelcontextprotocol/sdk/client";
 import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types";
 import type { McpProgress, McpSandboxOptions, McpServerState, McpServerStatus } from "./client.ts";
@@ -21,13 +20,14 @@ import {
 } from "./connection.ts";
 import type { McpElicitationAnswer, McpElicitationRequest } from "./elicitation.ts";
 import { _listTools, _RELIST_INTERVAL_MS, _RELISTS, _until } from "./listing.ts";
+import { McpLoginRequired, type McpOAuthProvider } from "./oauth.ts";
 
 /** What a server needs besides its configuration. */
 export interface _ServerOptions {
   /** The whole environment of a stdio server. */
   env: Record<string, string>;
   /** The OAuth provider of an HTTP server. */
-  authProvider?: OAuthClientProvider;
+  authProvider?: McpOAuthProvider;
   /** The directory stdio servers run in (default: the agent's). */
   cwd?: string;
   /** The sandbox for stdio servers that ask for it. */
@@ -48,6 +48,11 @@ export interface _ServerOptions {
   roots?: readonly { uri: string; name: string }[];
   /** Hears the progress the server reports of a call (`notifications/progress`). */
   onProgress?(tool: string, progress: McpProgress): void;
+  /**
+   * Logs the user in again when the server asks during the session (for `scope`, when it says),
+   * after which the request is sent once more. Absent, the request fails saying how to log in.
+   */
+  login?(scope: string | undefined, signal?: AbortSignal): Promise<void>;
 }
 
 /** A call's result, and a note for the model when the server had to be restarted first. */
@@ -113,6 +118,40 @@ export function _createServer(
   };
   /** Whether the first listing is done: later ones are changes. */
   let listed = false;
+  /**
+   * Why a request was refused for want of a login or of access, and what to do. Where nobody can
+   * log in, the scopes asked for are kept for the next login.
+   */
+  const refusal = (error: unknown, asked: { scope?: string }): string => {
+    if (error instanceof McpLoginRequired) return error.message;
+    if (!options.login) {
+      if (asked.scope) options.authProvider?.askedFor?.(asked.scope);
+      return new McpLoginRequired(name, asked.scope, true).message;
+    }
+    return `it refuses even after you logged in again: the account may not have the access ` +
+      `it asks for${asked.scope ? ` ("${asked.scope}")` : ""}`;
+  };
+  /** The login under way, which every request that needs it waits for. */
+  let loggingIn: Promise<void> | undefined;
+  /**
+   * Logs in again when `error` says the server wants a login (or more access) and the session can
+   * log in; whether it did, so that the request is sent once more. A login that fails throws.
+   */
+  const logInFor = async (error: unknown, signal?: AbortSignal): Promise<boolean> => {
+    const login = options.login;
+    const asked = login ? _loginAsked(error, session) : undefined;
+    if (!login || !asked) return false;
+    try {
+      await (loggingIn ??= login(asked.scope, signal).finally(() => loggingIn = undefined));
+    } catch (failed) {
+      throw new _LoginFailed(
+        `${label} asked you to log in${asked.scope ? ` (for access to "${asked.scope}")` : ""}, ` +
+          `and the login did not finish: ${(failed as Error).message}`,
+        { cause: failed },
+      );
+    }
+    return true;
+  };
 
   const open = (): Promise<_Session> =>
     opening ??= _openSession(config, {
@@ -252,19 +291,54 @@ export function _createServer(
     name,
 
     async start() {
-      const begun = performance.now();
-      const opened = await open().catch((error) => {
-        if (state !== "closed") state = "failed";
-        throw error;
-      });
-      // Starting and listing take at most `startupTimeoutMs` together.
-      const left = Math.max(1, options.startupTimeoutMs - (performance.now() - begun));
-      const tools = await list(opened, left).catch((error) => {
-        const reason = `listing its tools failed: ${(error as Error).message}`;
-        drop(opened, reason, true);
-        state = "failed";
-        throw new Error(reason, { cause: error });
-      });
+      let begun = performance.now();
+      // A server that asks for a login (or more access) gets one, once, where the user can.
+      let relogged = false;
+      const again = async (error: unknown) => {
+        if (relogged || state === "closed") return false;
+        relogged = await logInFor(error);
+        begun = performance.now();
+        return relogged;
+      };
+      let opened: _Session;
+      for (;;) {
+        try {
+          opened = await open();
+          break;
+        } catch (error) {
+          let failure = error;
+          try {
+            if (await again(error)) continue;
+          } catch (loginFailed) {
+            failure = loginFailed;
+          }
+          if (state !== "closed") state = "failed";
+          throw failure;
+        }
+      }
+      let tools: McpTool[];
+      for (;;) {
+        // Starting and listing take at most `startupTimeoutMs` together.
+        const left = Math.max(1, options.startupTimeoutMs - (performance.now() - begun));
+        try {
+          tools = await list(opened, left);
+          break;
+        } catch (error) {
+          let failure = error;
+          try {
+            if (await again(error)) continue;
+          } catch (loginFailed) {
+            failure = loginFailed;
+          }
+          const asked = _loginAsked(failure, opened);
+          const reason = `listing its tools failed: ${
+            asked ? refusal(failure, asked) : (failure as Error).message
+          }`;
+          drop(opened, reason, true);
+          state = "failed";
+          throw new Error(reason, { cause: failure });
+        }
+      }
       listed = true;
       return tools;
     },
@@ -295,11 +369,11 @@ export function _createServer(
       // The SDK never removes the listener it adds to the signal it is given, and tells the
       // server to cancel whenever that signal aborts: it gets one of its own, aborted only while
       // this call is in flight.
-      const inFlight = new AbortController();
-      const onAbort = () => inFlight.abort(signal.reason);
-      signal.addEventListener("abort", onAbort, { once: true });
-      try {
-        const result = await current.client.callTool(
+      const send = (session: _Session) => {
+        const inFlight = new AbortController();
+        const onAbort = () => inFlight.abort(signal.reason);
+        signal.addEventListener("abort", onAbort, { once: true });
+        return session.client.callTool(
           { name: tool, arguments: args },
           undefined,
           {
@@ -316,6 +390,18 @@ export function _createServer(
             },
           },
         ).finally(() => signal.removeEventListener("abort", onAbort));
+      };
+      try {
+        let result;
+        try {
+          result = await send(current);
+        } catch (error) {
+          // A server that asks for a login (or more access) mid-session gets one, once, where
+          // the user can; then the call is sent again.
+          if (signal.aborted || current.lost || !(await logInFor(error, signal))) throw error;
+          signal.throwIfAborted();
+          result = await send(current);
+        }
         // A call that changed the tools answers once they are listed again, so that the next
         // request to the model offers them; but not after its own timeout or abort.
         if (listing) await _until(listing.tools, signal, deadline - performance.now());
@@ -323,6 +409,12 @@ export function _createServer(
         return { result: result as CallToolResult, note: told };
       } catch (error) {
         if (signal.aborted) throw error; // the SDK has told the server to cancel
+        // Refused for want of a login: the connection is still good.
+        if (error instanceof _LoginFailed) {
+          throw new Error(`${label} could not run "${tool}": ${_describe(error)}`);
+        }
+        const asked = _loginAsked(error, current);
+        if (asked) throw new Error(`${label} could not run "${tool}": ${refusal(error, asked)}`);
         const code = (error as { code?: unknown }).code;
         if (code === _REQUEST_TIMEOUT && !current.lost) {
           drop(current, `a call to "${tool}" timed out`, true);
@@ -372,6 +464,28 @@ export function _createServer(
       await Promise.all(closing);
     },
   };
+}
+
+/** A login the server asked for that did not finish. */
+class _LoginFailed extends Error {}
+
+/**
+ * What a server that refused a request for want of a login asks for (`scope`, when it said), or
+ * undefined when `error` is no such refusal: a login the run could not start, or a 403
+ * `insufficient_scope` that the SDK's own step-up (a refresh of the tokens) did not get past.
+ */
+function _loginAsked(
+  error: unknown,
+  session: _Session | undefined,
+): { scope?: string } | undefined {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof McpLoginRequired) return { scope: cause.scope };
+  }
+  const challenge = session?.challenge;
+  if ((error as { code?: unknown }).code === 403 && challenge?.error === "insufficient_scope") {
+    return { scope: challenge.scope };
+  }
+  return undefined;
 }
 
 /** An error the server sent (JSON-RPC) or a result that did not fit, not a lost connection. */
