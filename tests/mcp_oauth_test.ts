@@ -413,6 +413,9 @@ Deno.test("a call that needs more access than the login gave: the session logs i
       );
       assert.deepEqual(asked, ["mcp mcp:write"]);
       assert.deepEqual(server.scopesAsked, ["mcp", "mcp"]);
+      // Nor is the browser opened again in this session for the same access.
+      await assert.rejects(async () => await call(mcp), /refuses even after/);
+      assert.deepEqual(asked, ["mcp mcp:write"]);
     }
     asked.length = 0;
     // The SDK first refreshes the tokens (which keeps their scopes); the server refuses again,

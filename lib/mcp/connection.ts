@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { McpOAuthProvider } from "./oauth.ts";
+import { type McpOAuthProvider, scopeOf } from "./oauth.ts";
 import type { Client } from "@modelcontextprotocol/sdk/client";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport";
 import { resolve } from "node:path";
@@ -135,7 +135,7 @@ async function _open(
               new URL(input).href === endpoint
             ) {
               const { scope, error } = sdk.extractWWWAuthenticateParams(response);
-              challenge = { scope, error };
+              challenge = { scope: scopeOf(scope), error };
             }
             return response;
           },

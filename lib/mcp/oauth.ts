@@ -147,6 +147,23 @@ export interface McpOAuthProvider extends OAuthClientProvider {
   askedFor?(scope: string): void;
 }
 
+/**
+ * `scope` as OAuth writes scopes (RFC 6749: printable ASCII tokens without `"` or `\\`, one space
+ * between them), at most 1,000 characters; undefined when it is none, or not that: a server's
+ * words go into messages on the user's terminal, and never with control characters.
+ *
+ * @example
+ * ```ts
+ * import { scopeOf } from "./oauth.ts";
+ * if (scopeOf("repo read:user") !== "repo read:user") throw new Error();
+ * if (scopeOf("repo\u001b[2Jx") !== undefined) throw new Error("an escape went through");
+ * ```
+ */
+export function scopeOf(scope: string | null | undefined): string | undefined {
+  if (!scope || scope.length > 1_000) return undefined;
+  return /^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/.test(scope) ? scope : undefined;
+}
+
 /** Options of {@link oauthProvider}. */
 export interface OAuthProviderOptions {
   /** The server's name in the configuration (for messages). */
@@ -252,7 +269,7 @@ export function oauthProvider(options: OAuthProviderOptions): McpOAuthProvider {
     async redirectToAuthorization(authorizationUrl) {
       if (!options.login) {
         // The next login asks for what the server asked for here.
-        const scope = authorizationUrl.searchParams.get("scope") ?? undefined;
+        const scope = scopeOf(authorizationUrl.searchParams.get("scope"));
         const { tokens, scope: before } = kept();
         if (scope && scope !== before) update({ scope });
         throw new McpLoginRequired(options.server, scope, tokens !== undefined);

@@ -128,9 +128,13 @@ export function _createServer(
       if (asked.scope) options.authProvider?.askedFor?.(asked.scope);
       return new McpLoginRequired(name, asked.scope, true).message;
     }
+    // A login did not help: the session asks for no other one for the same access.
+    unhelped.add(asked.scope ?? "");
     return `it refuses even after you logged in again: the account may not have the access ` +
       `it asks for${asked.scope ? ` ("${asked.scope}")` : ""}`;
   };
+  /** The access a login in this session did not get the server to give. */
+  const unhelped = new Set<string>();
   /** The login under way, which every request that needs it waits for. */
   let loggingIn: Promise<void> | undefined;
   /**
@@ -140,7 +144,7 @@ export function _createServer(
   const logInFor = async (error: unknown, signal?: AbortSignal): Promise<boolean> => {
     const login = options.login;
     const asked = login ? _loginAsked(error, session) : undefined;
-    if (!login || !asked) return false;
+    if (!login || !asked || unhelped.has(asked.scope ?? "")) return false;
     try {
       await (loggingIn ??= login(asked.scope, signal).finally(() => loggingIn = undefined));
     } catch (failed) {
