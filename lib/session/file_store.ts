@@ -14,6 +14,7 @@ import { infoFromTail, parseHeaderLine, parseSessionText, titleFromHead } from "
 import { fileSessionWriter } from "./file_writer.ts";
 import { ensurePrivateDir, ensurePrivateFile } from "../files/private_files.ts";
 import { lockSessionFile } from "./writer_lock.ts";
+import { pageSessions } from "./page.ts";
 import {
   compareSessions,
   newSessionHeader,
@@ -21,6 +22,8 @@ import {
   resolveSessionId,
   SessionError,
   type SessionInfo,
+  type SessionListOptions,
+  type SessionPage,
   type SessionStore,
   titleOf,
 } from "./store.ts";
@@ -69,7 +72,7 @@ export function fileSessionStore(options: FileSessionStoreOptions): SessionStore
     return paths.get(resolveSessionId(paths.keys(), idOrPrefix, hint))!;
   };
 
-  const list = async (cwd?: string): Promise<SessionInfo[]> => {
+  const all = async (cwd?: string): Promise<SessionInfo[]> => {
     const where = cwd === undefined ? undefined : resolve(cwd);
     const folders = where === undefined ? await _subdirs(dir) : [_projectName(where)];
     const paths = await _sessionFiles(dir, folders);
@@ -84,6 +87,15 @@ export function fileSessionStore(options: FileSessionStoreOptions): SessionStore
     }
     return infos.sort(compareSessions);
   };
+  function list(cwd?: string): Promise<SessionInfo[]>;
+  function list(cwd: string | undefined, options: SessionListOptions): Promise<SessionPage>;
+  async function list(
+    cwd?: string,
+    options?: SessionListOptions,
+  ): Promise<SessionInfo[] | SessionPage> {
+    const infos = await all(cwd);
+    return options ? pageSessions(infos, options) : infos;
+  }
 
   return {
     async create(init) {
@@ -129,7 +141,7 @@ export function fileSessionStore(options: FileSessionStoreOptions): SessionStore
       return replaySession(header, entries, warnings);
     },
     list,
-    latest: async (cwd) => (await list(cwd))[0],
+    latest: async (cwd) => (await all(cwd))[0],
   };
 }
 

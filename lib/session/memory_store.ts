@@ -15,10 +15,13 @@ import {
   SessionError,
   type SessionHeader,
   type SessionInfo,
+  type SessionListOptions,
+  type SessionPage,
   type SessionStore,
   type SessionWriter,
   titleOf,
 } from "./store.ts";
+import { pageSessions } from "./page.ts";
 import { sessionBusy } from "./writer_lock.ts";
 
 /**
@@ -66,7 +69,7 @@ export function memorySessionStore(): SessionStore {
         }),
     };
   };
-  const list = (cwd?: string) =>
+  const all = (cwd?: string) =>
     _later(() => {
       const infos: SessionInfo[] = [];
       const dir = cwd === undefined ? undefined : resolve(cwd);
@@ -85,6 +88,15 @@ export function memorySessionStore(): SessionStore {
       }
       return infos.sort(compareSessions);
     });
+  function list(cwd?: string): Promise<SessionInfo[]>;
+  function list(cwd: string | undefined, options: SessionListOptions): Promise<SessionPage>;
+  async function list(
+    cwd?: string,
+    options?: SessionListOptions,
+  ): Promise<SessionInfo[] | SessionPage> {
+    const infos = await all(cwd);
+    return options ? pageSessions(infos, options) : infos;
+  }
   return {
     create: (init) =>
       _later(() => {
@@ -103,7 +115,7 @@ export function memorySessionStore(): SessionStore {
         return replaySession(_copy(header), entries.map(_copy));
       }),
     list,
-    latest: async (cwd) => (await list(cwd))[0],
+    latest: async (cwd) => (await all(cwd))[0],
   };
 }
 

@@ -24,7 +24,9 @@
 
 export {
   type LoadedSession,
+  MAX_SESSION_PAGE,
   type NewSession,
+  SESSION_PAGE,
   SESSION_SCHEMA_VERSION,
   type SessionEntry,
   SessionError,
@@ -32,11 +34,14 @@ export {
   type SessionHeader,
   type SessionHolder,
   type SessionInfo,
+  type SessionListOptions,
+  type SessionPage,
   type SessionStore,
   sessionTitle,
   type SessionWriter,
 } from "./store.ts";
 export { memorySessionStore } from "./memory_store.ts";
+export { pageSessions } from "./page.ts";
 export { type ResumedSession, resumeSession, type ResumeSessionOptions } from "./resume.ts";
 export { sessionEntrySchema } from "./schema.ts";
 export {

@@ -136,9 +136,47 @@ export interface SessionStore {
   load(idOrPrefix: string): Promise<LoadedSession>;
   /** The sessions, newest first (by last update); only those of `cwd` when given. */
   list(cwd?: string): Promise<SessionInfo[]>;
+  /**
+   * One page of the sessions, newest first (by last update), of `cwd` when given, filtered by
+   * `options`; `next` of the page asks for the one after it. {@link pageSessions} makes a page
+   * of a whole listing, for a store that has no index of its own.
+   */
+  list(cwd: string | undefined, options: SessionListOptions): Promise<SessionPage>;
   /** The newest session of `cwd`, if any: what `--continue` resumes. */
   latest(cwd: string): Promise<SessionInfo | undefined>;
 }
+
+/** Which sessions a page of {@link SessionStore.list} holds. */
+export interface SessionListOptions {
+  /** At most this many sessions (1 to {@link MAX_SESSION_PAGE}; default {@link SESSION_PAGE}). */
+  limit?: number;
+  /** Where the page starts: the `next` of the page before it (then `offset` is not given). */
+  cursor?: string;
+  /** How many sessions to pass over first, for a page by number: `(page - 1) * limit`. */
+  offset?: number;
+  /** Only the sessions that started with this model (`provider/model`). */
+  model?: string;
+  /** Only the sessions updated at this time or later (a `Date`, or ISO 8601). */
+  since?: Date | string;
+  /** Only the sessions whose id starts with this. */
+  prefix?: string;
+}
+
+/** A page of sessions, newest first. */
+export interface SessionPage {
+  /** The sessions of the page. */
+  sessions: SessionInfo[];
+  /** How many sessions the filters match, over all pages. */
+  total: number;
+  /** The cursor of the next page (`cursor` of {@link SessionListOptions}); none on the last. */
+  next?: string;
+}
+
+/** The sessions a page holds when {@link SessionListOptions.limit} is not given. */
+export const SESSION_PAGE = 50;
+
+/** The most sessions a page holds. */
+export const MAX_SESSION_PAGE = 1000;
 
 /** Why a {@link SessionError} was raised. */
 export type SessionErrorReason =
