@@ -1,0 +1,228 @@
+/**
+ * Longevity figures: `deno task bench:longevity [--sessions N] [--runs M] [--first F]
+ * [--after A] [--keep]`. Whether the CLI and the service stay as fast after 100,000 runs as after
+ * the first.
+ *
+ * In a temporary data directory it runs `--first` (default 1,000) runs the way a CLI run does
+ * with memory on (the project's memory recalled for the prompt, the run saved as a session, its
+ * run loop archived), against the scripted model; then builds, through the real stores, `N`
+ * sessions (default 100,000; a few messages each, over 20 projects and a few models) and an
+ * archive of `M` run loops (default 100,000, realistic text); then measures, as median and p95
+ * of repeated samples: a session read by id and by an 8-character prefix, a listing page (the
+ * first and a deep one, where the store pages; the whole listing otherwise), `latest(cwd)`, and
+ * `--after` (default 200) more runs. It prints the bytes per archived run and the data
+ * directory's size, and the load average, since the machine's other work shows in every figure.
+ */
+
+import { loadavg } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { openMemory } from "../lib/memory/mod.ts";
+import { fileSessionStore } from "../lib/session/mod.ts";
+import { buildArchive, buildSessions, runs } from "./longevity_build.ts";
+import { du, figures, pagingOf, sample } from "./longevity_measure.ts";
+import { below } from "./longevity_workload.ts";
+
+const flags = parseArgs({
+  args: Deno.args,
+  options: {
+    sessions: { type: "string", default: "100000" },
+    runs: { type: "string", default: "100000" },
+    first: { type: "string", default: "1000" },
+    after: { type: "string", default: "200" },
+    keep: { type: "boolean", default: false },
+  },
+});
+const count = (name: keyof typeof flags.values): number => {
+  const value = Number(flags.values[name]);
+  if (!Number.isInteger(value) || value < 1) {
+    throw new RangeError(`Bad --${name} ${flags.values[name]}: give a whole number of 1 or more`);
+  }
+  return value;
+};
+const SESSIONS = count("sessions");
+const RUNS = count("runs");
+const FIRST = count("first");
+const AFTER = count("after");
+const PAGE = 50;
+
+const PROJECTS = Array.from({ length: 20 }, (_, i) => `/home/ada/projects/app-${i + 1}`);
+const MODELS = [
+  "openai/gpt-4.1-mini",
+  "openai/gpt-5",
+  "anthropic/claude-sonnet-4-5",
+  "ollama/qwen3",
+];
+
+const log = (text: string) => console.error(text);
+const load = () => loadavg().map((value) => value.toFixed(2)).join(", ");
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const thousands = (n: number) => n.toLocaleString("en-US");
+
+// Main ----------------------------------------------------------------------------------------
+
+const dataDir = await Deno.makeTempDir({ prefix: "longevity_bench_" });
+const sessionsDir = join(dataDir, "sessions");
+const memoryPath = join(dataDir, "memory", "app-1.db");
+await Deno.mkdir(join(dataDir, "memory"), { recursive: true });
+const runCwd = PROJECTS[0];
+console.log(
+  `longevity: ${thousands(SESSIONS)} sessions, ${thousands(RUNS)} archived run loops, ` +
+    `in ${dataDir}; load average at start ${load()} (${navigator.hardwareConcurrency} cores)`,
+);
+const started = performance.now();
+const figure = figures(log);
+try {
+  const store = fileSessionStore({ dir: sessionsDir });
+  let memory = await openMemory({ path: memoryPath });
+
+  log(`${thousands(FIRST)} runs on an empty memory…`);
+  const firstRuns = await runs(FIRST, { store, memory, cwd: runCwd, log });
+  const firstStats = memory.stats();
+  const off = { store, cwd: runCwd, budgetMs: 60_000, log };
+  const firstOff = await runs(Math.min(FIRST, 200), off);
+
+  log(`building ${thousands(SESSIONS)} sessions…`);
+  let begun = performance.now();
+  const { ids, perProject } = await buildSessions(store, SESSIONS, {
+    projects: PROJECTS,
+    models: MODELS,
+    log,
+  });
+  const sessionsBuilt = performance.now() - begun;
+
+  log(`building an archive of ${thousands(RUNS)} run loops…`);
+  begun = performance.now();
+  const archiveCosts = await buildArchive(memory, RUNS, log);
+  const archiveBuilt = performance.now() - begun;
+  console.log(
+    `built ${thousands(SESSIONS)} sessions in ${seconds(sessionsBuilt)}, ${
+      thousands(RUNS)
+    } run loops in ${seconds(archiveBuilt)} (an archive: ${
+      archiveCosts[0]?.toFixed(2)
+    } ms each in the first 5,000, ${archiveCosts.at(-1)?.toFixed(2)} ms in the last)`,
+  );
+
+  console.log(`load average before measuring: ${load()}`);
+  const biggest = [...perProject].sort((a, b) => b[1] - a[1])[0];
+  const [bigCwd, bigCount] = biggest;
+  const pick = () => ids[below(ids.length)];
+
+  // Session reads.
+  log("session reads…");
+  const byId = await sample(() => store.load(pick()), { max: 40 });
+  figure.add("session read by id: load(id)", byId.times, 5);
+  const byPrefix = await sample(() => store.load(pick().slice(0, 8)), { max: 40 });
+  figure.add("session read by prefix: load(8 chars)", byPrefix.times, 10);
+  const cold = await sample(() => fileSessionStore({ dir: sessionsDir }).load(pick()), {
+    max: 20,
+  });
+  figure.add("session read by id, on a new store each time (as a CLI run)", cold.times);
+  console.log(
+    `the first read after the build: ${byId.first.toFixed(1)} ms; the first on a new store: ${
+      cold.first.toFixed(1)
+    } ms`,
+  );
+
+  // Listings.
+  log("listings…");
+  const smallest = [...perProject].filter(([, n]) => n > 2).sort((a, b) => a[1] - b[1])[0];
+  const paging = smallest ? await pagingOf(store, smallest[0]) : undefined;
+  if (paging) {
+    const by = [paging.offset && "offset", paging.cursor && "cursor"].filter(Boolean).join(" and ");
+    console.log(`the listing pages (by ${by}): pages of ${PAGE} are timed`);
+    const all = ids.length + FIRST;
+    for (
+      const [what, cwd, n] of [["all sessions", undefined, all], [
+        `project of ${thousands(bigCount)}`,
+        bigCwd,
+        bigCount,
+      ]] as const
+    ) {
+      const depth = Math.max(PAGE, Math.min(10_000, Math.floor(n / 2 / PAGE) * PAGE));
+      const timePage = async (name: string, start?: { offset?: number; cursor?: unknown }) => {
+        const timed = await sample(async () => {
+          const page = await paging.page(cwd, PAGE, start);
+          if (page.items.length === 0) throw new Error(`${name}: an empty page`);
+        }, { max: 30 });
+        figure.add(name, timed.times, 50);
+      };
+      await timePage(`listing page, ${what}, first`);
+      if (paging.cursor) {
+        const cursor = await paging.cursorAt(cwd, PAGE, depth);
+        await timePage(`listing page, ${what}, at ${thousands(depth)} by cursor`, { cursor });
+      }
+      if (paging.offset) {
+        await timePage(`listing page, ${what}, at ${thousands(depth)} by offset`, {
+          offset: depth,
+        });
+      }
+    }
+  } else {
+    console.log("the listing does not page: the whole list(cwd) and list() are timed");
+    const project = await sample(() => store.list(bigCwd), { max: 10, budgetMs: 30_000 });
+    figure.add(`whole listing, project of ${thousands(bigCount)}: list(cwd)`, project.times, 50);
+    const all = await sample(() => store.list(), { max: 5, min: 2, budgetMs: 60_000 });
+    figure.add(`whole listing, all sessions: list()`, all.times, 50);
+  }
+  const latest = await sample(() => store.latest(bigCwd), { max: 20, budgetMs: 30_000 });
+  figure.add(`latest(cwd), project of ${thousands(bigCount)}`, latest.times);
+
+  // Memory: opening it (every CLI run does), runs after the whole archive, size.
+  log("memory…");
+  await memory.close();
+  const opened = await sample(async () => {
+    const again = await openMemory({ path: memoryPath });
+    await again.close();
+  }, { max: 20 });
+  figure.add(`open the memory of ${thousands(RUNS)} run loops`, opened.times);
+  memory = await openMemory({ path: memoryPath });
+  const before = memory.stats();
+  log(`${thousands(AFTER)} runs on the whole archive…`);
+  const afterRuns = await runs(AFTER, { store, memory, cwd: runCwd, budgetMs: 120_000, log });
+  const after = memory.stats();
+  await memory.close();
+  const afterOff = await runs(Math.min(AFTER, 200), off);
+
+  const early = figure.add(`run, first ${thousands(firstRuns.length)} runs`, firstRuns);
+  const late = figure.add(
+    `run, ${thousands(afterRuns.length)} runs after ${thousands(before.runLoops)} run loops`,
+    afterRuns,
+  );
+  late.target = `≤ ${(early.median * 1.2).toFixed(1)} ms`;
+  late.ok = late.median <= early.median * 1.2;
+  figure.add(`run with memory off, first ${thousands(firstOff.length)} runs`, firstOff);
+  figure.add(`run with memory off, after the build`, afterOff);
+
+  const sessionsSize = await du(sessionsDir);
+  const memorySize = await du(join(dataDir, "memory"));
+  const total = await du(dataDir);
+
+  // The table.
+  console.log(`\nload average after measuring: ${load()}`);
+  console.log(figure.table());
+  const ratio = late.median / early.median;
+  console.log(
+    `run p50 after the archive / first runs: ${ratio.toFixed(2)}x (target ≤ 1.20x) ${
+      ratio <= 1.2 ? "ok" : "MISSED"
+    }`,
+  );
+  console.log(
+    `memory: ${thousands(after.runLoops)} run loops, ${thousands(after.segments)} segments, ${
+      (after.bytes / 1e6).toFixed(1)
+    } MB: ${thousands(Math.round(after.bytes / after.runLoops))} B per archived run ` +
+      `(the first ${thousands(firstStats.runLoops)} runs: ${
+        thousands(Math.round(firstStats.bytes / firstStats.runLoops))
+      } B each); files on disk ${(memorySize.bytes / 1e6).toFixed(1)} MB`,
+  );
+  console.log(
+    `data directory: ${(total.bytes / 1e6).toFixed(1)} MB (sessions ${
+      (sessionsSize.bytes / 1e6).toFixed(1)
+    } MB in ${thousands(sessionsSize.files)} files, memory ${
+      (memorySize.bytes / 1e6).toFixed(1)
+    } MB); ${seconds(performance.now() - started)} in all`,
+  );
+} finally {
+  if (flags.values.keep) console.log(`kept ${dataDir}`);
+  else await Deno.remove(dataDir, { recursive: true });
+}

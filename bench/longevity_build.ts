@@ -1,0 +1,166 @@
+/**
+ * What `bench/longevity.ts` writes: runs as the CLI does them (against the scripted model), and
+ * the sessions and run loops of a long-lived data directory, written through the real stores.
+ */
+
+import { z } from "zod";
+import { defineTool } from "../mod.ts";
+import { startConversation } from "../lib/conversation/mod.ts";
+import type { MemoryStore } from "../lib/memory/mod.ts";
+import { runLoops } from "../lib/runloop/mod.ts";
+import type { SessionStore } from "../lib/session/mod.ts";
+import { scriptedModel } from "../lib/testing/mod.ts";
+import {
+  answer,
+  archivedRunLoop,
+  sentence,
+  sessionMessages,
+  toolOutput,
+  zipfIndex,
+} from "./longevity_workload.ts";
+
+const _seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const _thousands = (n: number) => n.toLocaleString("en-US");
+
+const _lookTool = defineTool({
+  name: "look",
+  description: "Shows a file",
+  parameters: z.object({ path: z.string() }),
+  execute: () => toolOutput(),
+});
+
+/**
+ * One run as the CLI does it: with a memory, memories recalled for the prompt and the `recall`
+ * tool offered; the run saved as a session; its run loop archived once the answer is out. The
+ * model looks at a file, then answers. Resolves to its time in ms.
+ */
+export async function run(
+  store: SessionStore,
+  memory: MemoryStore | undefined,
+  cwd: string,
+): Promise<number> {
+  const start = performance.now();
+  const model = scriptedModel(
+    (_request, call) =>
+      call === 0
+        ? { reasoning: sentence(), toolCalls: [{ name: "look", input: { path: "src/main.ts" } }] }
+        : { text: answer() },
+    { record: false },
+  );
+  const loops = runLoops({ memory, deferArchive: true });
+  const driver = startConversation({
+    model,
+    modelSpec: "openai/gpt-4.1-mini",
+    tools: [_lookTool],
+    store,
+    memory,
+    runLoops: loops,
+    cwd,
+  });
+  try {
+    const events = driver.send(sentence(), { complete: true });
+    let step = await events.next();
+    while (!step.done) step = await events.next();
+    if (step.value.status !== "success") {
+      throw new Error(`A run ended ${step.value.status}: ${step.value.error ?? ""}`);
+    }
+    await loops.archivePending();
+  } finally {
+    await driver.close();
+  }
+  return performance.now() - start;
+}
+
+/** Up to `n` runs one after another (at least 30, then until `budgetMs`); their times. */
+export async function runs(
+  n: number,
+  options: {
+    store: SessionStore;
+    memory?: MemoryStore;
+    cwd: string;
+    budgetMs?: number;
+    log: (text: string) => void;
+  },
+): Promise<number[]> {
+  const { store, memory, cwd, budgetMs = Infinity, log } = options;
+  const times: number[] = [];
+  const begun = performance.now();
+  for (let i = 0; i < n; i++) {
+    times.push(await run(store, memory, cwd));
+    if ((i + 1) % 250 === 0) log(`  ${i + 1} runs, ${_seconds(performance.now() - begun)}`);
+    if (i >= 30 && performance.now() - begun > budgetMs) break;
+  }
+  return times;
+}
+
+/**
+ * Writes `n` sessions through the store, 32 at a time, in `projects` (the first the busiest)
+ * with `models`: their ids, and how many each project got.
+ */
+export async function buildSessions(
+  store: SessionStore,
+  n: number,
+  options: { projects: readonly string[]; models: readonly string[]; log: (text: string) => void },
+): Promise<{ ids: string[]; perProject: Map<string, number> }> {
+  const { projects, models, log } = options;
+  const ids: string[] = [];
+  const perProject = new Map<string, number>();
+  const begun = performance.now();
+  const base = Date.now() - n * 60_000;
+  const one = async (i: number) => {
+    const cwd = projects[zipfIndex(projects.length)];
+    const writer = await store.create({ cwd, model: models[zipfIndex(models.length)] });
+    const messages = sessionMessages();
+    for (const [k, message] of messages.entries()) {
+      const at = new Date(base + i * 60_000 + k * 1000).toISOString();
+      await writer.append({ type: "message", message, at });
+    }
+    await writer.close();
+    ids.push(writer.id);
+    perProject.set(cwd, (perProject.get(cwd) ?? 0) + 1);
+  };
+  for (let i = 0, told = 0; i < n;) {
+    const batch: Promise<void>[] = [];
+    for (let k = 0; k < 32 && i < n; k++, i++) batch.push(one(i));
+    await Promise.all(batch);
+    if (i - told >= 5000 || i === n) {
+      told = i;
+      const elapsed = performance.now() - begun;
+      log(
+        `  ${_thousands(i)} sessions, ${_seconds(elapsed)} (${(elapsed / i).toFixed(2)} ms each)`,
+      );
+    }
+  }
+  return { ids, perProject };
+}
+
+/** Archives run loops until the memory holds `n`; the ms per archive of each 5,000. */
+export async function buildArchive(
+  memory: MemoryStore,
+  n: number,
+  log: (text: string) => void,
+): Promise<number[]> {
+  const costs: number[] = [];
+  const begun = performance.now();
+  let have = memory.stats().runLoops;
+  const base = Date.now() - n * 600_000;
+  let windowStart = performance.now();
+  let windowCount = 0;
+  while (have < n) {
+    await memory.archive(archivedRunLoop(base + have * 600_000));
+    have++;
+    windowCount++;
+    if (have % 5000 === 0 || have === n) {
+      const now = performance.now();
+      costs.push((now - windowStart) / windowCount);
+      log(
+        `  ${_thousands(have)} run loops archived, ${_seconds(now - begun)} (last ${
+          _thousands(windowCount)
+        }: ${costs.at(-1)!.toFixed(2)} ms each)`,
+      );
+      windowStart = now;
+      windowCount = 0;
+    }
+  }
+  return costs;
+}

@@ -1,0 +1,183 @@
+/**
+ * The workload of `bench/longevity.ts`: realistic text (words drawn with Zipfian frequencies,
+ * prose, code-like tool output, paths), the messages of a saved session, the run loops of an
+ * archive, and the prompts of runs. Seeded, so that every run of the benchmark writes the same.
+ */
+
+import type { Message } from "../lib/messages.ts";
+import type { RunLoop } from "../lib/memory/mod.ts";
+import { random } from "./stats.ts";
+
+const next = random(2026);
+const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)];
+
+/** 20,000 words: common English and programming words first, then made-up ones. */
+const VOCABULARY = (() => {
+  const common = (
+    "the of and to a in is it that for on with as this was be by not are from or have an at " +
+    "but we which you one all they there their has can if will more when so no what out up " +
+    "file test error function return value import module config path line build type string " +
+    "number run fix change add remove update check use call data read write server request " +
+    "response cache lock database query index table time memory output input command failed " +
+    "passed timeout retry async await promise stream event handler model tool agent session " +
+    "token limit deno node npm package version commit branch merge diff patch schema json"
+  ).split(" ");
+  const syllables = "ka lo mi ne ru sa te vo zi pa do gu be fi ha jo ly ma no qu re si tu wa xe"
+    .split(" ");
+  const words = new Set(common);
+  while (words.size < 20_000) {
+    let word = "";
+    for (let n = 2 + Math.floor(next() * 3); n > 0; n--) word += pick(syllables);
+    words.add(word);
+  }
+  return [...words];
+})();
+
+/** Zipf (s = 1.07) over the vocabulary: a cumulative table and a binary search. */
+const CUMULATIVE = (() => {
+  const table = new Float64Array(VOCABULARY.length);
+  let sum = 0;
+  for (let rank = 0; rank < table.length; rank++) table[rank] = sum += 1 / (rank + 1) ** 1.07;
+  return table.map((value) => value / sum);
+})();
+
+function word(): string {
+  const x = next();
+  let low = 0;
+  let high = CUMULATIVE.length - 1;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (CUMULATIVE[mid] < x) low = mid + 1;
+    else high = mid;
+  }
+  return VOCABULARY[low];
+}
+
+/** A sentence of 6 to 19 words. */
+export function sentence(): string {
+  const words = Array.from({ length: 6 + Math.floor(next() * 14) }, word);
+  return words.join(" ").replace(/^./, (c) => c.toUpperCase()) + pick([".", ".", ".", "?", "!"]);
+}
+
+function prose(chars: number): string {
+  const paragraphs: string[] = [];
+  for (let size = 0; size < chars;) {
+    const paragraph = Array.from({ length: 1 + Math.floor(next() * 3) }, sentence).join(" ");
+    paragraphs.push(paragraph);
+    size += paragraph.length + 2;
+  }
+  return paragraphs.join("\n\n");
+}
+
+const path = () => `src/${word()}/${word()}_${word()}.ts`;
+
+function code(chars: number): string {
+  const lines: string[] = [];
+  for (let n = 1, size = 0; size < chars; n++) {
+    const line = `${String(n).padStart(5)}\t  const ${word()}${
+      word().replace(/^./, (c) => c.toUpperCase())
+    } = await ${word()}("${word()} ${word()}", ${Math.floor(next() * 1000)});`;
+    lines.push(line);
+    size += line.length + 1;
+  }
+  return lines.join("\n");
+}
+
+/** A number in [0, n). */
+export function below(n: number): number {
+  return Math.floor(next() * n);
+}
+
+/**
+ * The index of one of `n` things, drawn with Zipfian weights (s = 1): the first is the most
+ * often drawn, as the project a user works in most.
+ */
+export function zipfIndex(n: number): number {
+  let sum = 0;
+  for (let k = 1; k <= n; k++) sum += 1 / k;
+  let x = next() * sum;
+  for (let k = 1; k <= n; k++) {
+    x -= 1 / k;
+    if (x <= 0) return k - 1;
+  }
+  return n - 1;
+}
+
+/**
+ * The messages of a saved session: a prompt, then assistant turns with a tool call and its
+ * result, then an answer. Most sessions are short (a few KB); one in ten is longer.
+ */
+export function sessionMessages(): Message[] {
+  const messages: Message[] = [{ role: "user", content: sentence() }];
+  const turns = next() < 0.1 ? 3 + below(6) : below(2) + 1;
+  for (let turn = 0; turn < turns; turn++) {
+    const id = `call_${turn}_${below(1e9)}`;
+    const name = pick(["read", "bash", "grep"]);
+    messages.push({
+      role: "assistant",
+      content: [
+        { type: "text", text: prose(40 + next() * 200) },
+        { type: "tool_call", id, name, input: { path: path(), pattern: word() } },
+      ],
+    });
+    messages.push({
+      role: "tool",
+      toolCallId: id,
+      name,
+      content: name === "bash" ? prose(100 + next() * 800) : code(200 + next() * 2500),
+      isError: next() < 0.05,
+    });
+  }
+  messages.push({ role: "assistant", content: [{ type: "text", text: prose(60 + next() * 400) }] });
+  return messages;
+}
+
+/**
+ * A completed run loop as a CLI run leaves it: a goal, one to three iterations of reasoning,
+ * tool calls and their output, and an answer. `at` is when it started.
+ */
+export function archivedRunLoop(at: number): RunLoop {
+  const id = crypto.randomUUID();
+  const time = (seconds: number) => new Date(at + seconds * 1000).toISOString();
+  const goal = sentence();
+  const iterations = 1 + (next() < 0.3 ? 1 + below(2) : 0);
+  return {
+    id,
+    goal,
+    status: "completed",
+    createdAt: time(0),
+    completedAt: time(iterations * 30),
+    iterations: Array.from({ length: iterations }, (_, index) => {
+      const calls = Array.from({ length: below(3) }, (_, k) => ({
+        id: `${id}-${index}-${k}`,
+        name: pick(["read", "bash", "grep", "edit"]),
+        input: { path: path(), pattern: word() },
+      }));
+      return {
+        index,
+        userMessage: index === 0 ? goal : next() < 0.4 ? sentence() : undefined,
+        reasoning: next() < 0.7 ? [prose(80 + next() * 400)] : [],
+        toolCalls: calls,
+        toolResults: calls.map((call) => ({
+          id: call.id,
+          name: call.name,
+          output: call.name === "bash" ? prose(100 + next() * 700) : code(200 + next() * 1200),
+          isError: next() < 0.05,
+        })),
+        response: prose(60 + next() * 500),
+        startedAt: time(index * 30),
+        endedAt: time(index * 30 + 25),
+      };
+    }),
+  };
+}
+
+/** What a scripted run's tool answers: a few hundred bytes of code-like output. */
+export function toolOutput(): string {
+  return code(200 + next() * 800);
+}
+
+/** What a scripted run's model answers. */
+export function answer(): string {
+  return prose(60 + next() * 300);
+}
