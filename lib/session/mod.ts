@@ -36,6 +36,7 @@ export {
   type SessionInfo,
   type SessionListOptions,
   type SessionPage,
+  type SessionReader,
   type SessionStore,
   sessionTitle,
   type SessionWriter,

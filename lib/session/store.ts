@@ -144,6 +144,24 @@ export interface SessionStore {
   list(cwd: string | undefined, options: SessionListOptions): Promise<SessionPage>;
   /** The newest session of `cwd`, if any: what `--continue` resumes. */
   latest(cwd: string): Promise<SessionInfo | undefined>;
+  /**
+   * Reads a session entry by entry, by id or unique id prefix, without holding it whole: for
+   * sessions too large to `load` many times at once. Optional; `load` serves where it is absent.
+   */
+  read?(idOrPrefix: string): Promise<SessionReader>;
+}
+
+/**
+ * A session read entry by entry ({@link SessionStore.read}): its header at once, its entries as
+ * they are iterated (once). Reading to the end releases it; `close` does when stopping early.
+ */
+export interface SessionReader extends AsyncIterable<SessionEntry>, AsyncDisposable {
+  /** The session's header. */
+  readonly header: SessionHeader;
+  /** What was skipped so far while reading, and why (e.g. a line cut off by a crash). */
+  readonly warnings: readonly string[];
+  /** Stops reading and releases the session. */
+  close(): Promise<void>;
 }
 
 /** Which sessions a page of {@link SessionStore.list} holds. */
