@@ -10,22 +10,21 @@
  */
 
 import { basename, dirname, join, resolve } from "node:path";
-import { infoFromTail, parseHeaderLine, parseSessionText, titleFromHead } from "./jsonl.ts";
-import { fileSessionWriter } from "./file_writer.ts";
+import { parseSessionText } from "./jsonl.ts";
+import { fileSessionWriter, type WriterState } from "./file_writer.ts";
+import { sessionFileIndex } from "./file_index.ts";
+import { type FileSummary, subdirs, summarizeSessionFile } from "./file_summary.ts";
 import { ensurePrivateDir, ensurePrivateFile } from "../files/private_files.ts";
 import { lockSessionFile } from "./writer_lock.ts";
-import { pageSessions } from "./page.ts";
+import { sessionQuery } from "./page.ts";
 import {
-  compareSessions,
   newSessionHeader,
   replaySession,
-  resolveSessionId,
   SessionError,
   type SessionInfo,
   type SessionListOptions,
   type SessionPage,
   type SessionStore,
-  titleOf,
 } from "./store.ts";
 
 /** Options of {@link fileSessionStore}. */
@@ -66,35 +65,31 @@ export function fileSessionStore(options: FileSessionStoreOptions): SessionStore
   const dir = resolve(options.dir);
   const { redact, sync = false } = options;
   const hint = options.listHint ?? `The sessions are the files under ${dir}: ls ${dir}/*/`;
+  const index = sessionFileIndex(dir);
 
-  const findPath = async (idOrPrefix: string): Promise<string> => {
-    const paths = await _ids(dir);
-    return paths.get(resolveSessionId(paths.keys(), idOrPrefix, hint))!;
+  /** Tells the index what a writer wrote: at once when it closes, else at most once a second. */
+  const recorder = (path: string) => {
+    let last = performance.now();
+    return (state: WriterState, closing: boolean) => {
+      const now = performance.now();
+      if (!closing && now - last < 1000) return;
+      last = now;
+      const { size, mtime } = state.stat();
+      index.written(path, { ...state, size, mtime: mtime?.getTime() ?? -1 });
+    };
   };
 
-  const all = async (cwd?: string): Promise<SessionInfo[]> => {
-    const where = cwd === undefined ? undefined : resolve(cwd);
-    const folders = where === undefined ? await _subdirs(dir) : [_projectName(where)];
-    const paths = await _sessionFiles(dir, folders);
-    const infos: SessionInfo[] = [];
-    for (let i = 0; i < paths.length; i += 32) {
-      const batch = paths.slice(i, i + 32).map((path) => _summary(path).catch(_unreadable));
-      for (const summary of await Promise.all(batch)) {
-        if (!summary || (where !== undefined && summary.info.cwd !== where)) continue;
-        const { path: _path, ...info } = summary.info;
-        infos.push(info);
-      }
-    }
-    return infos.sort(compareSessions);
-  };
   function list(cwd?: string): Promise<SessionInfo[]>;
   function list(cwd: string | undefined, options: SessionListOptions): Promise<SessionPage>;
   async function list(
     cwd?: string,
     options?: SessionListOptions,
   ): Promise<SessionInfo[] | SessionPage> {
-    const infos = await all(cwd);
-    return options ? pageSessions(infos, options) : infos;
+    const query = options ? sessionQuery(options) : { limit: -1, offset: 0 };
+    const where = cwd === undefined ? undefined : resolve(cwd);
+    const folder = where === undefined ? undefined : _projectName(where);
+    const page = await index.page(where, folder, query);
+    return options ? page : page.sessions;
   }
 
   return {
@@ -102,22 +97,33 @@ export function fileSessionStore(options: FileSessionStoreOptions): SessionStore
       const header = newSessionHeader(init);
       // A chosen id may be taken in another project's folder; random ones are not.
       if (init.id !== undefined && await _taken(dir, header.id)) _exists(header.id);
-      const folder = projectSessionsDir(dir, header.cwd);
-      ensurePrivateDir(folder);
-      ensurePrivateDir(dir);
-      const path = join(folder, `${header.id}.jsonl`);
-      let file: Deno.FsFile;
-      try {
-        file = await Deno.open(path, { createNew: true, append: true, mode: 0o600 });
-      } catch (error) {
-        if (error instanceof Deno.errors.AlreadyExists) _exists(header.id);
-        throw error;
-      }
-      await _lock(file, header.id);
-      return await fileSessionWriter(file, { id: header.id, header, sync, redact });
+      const name = _projectName(header.cwd);
+      const folder = join(dir, name);
+      return await index.created(name, async () => {
+        ensurePrivateDir(folder);
+        ensurePrivateDir(dir);
+        const path = join(folder, `${header.id}.jsonl`);
+        let file: Deno.FsFile;
+        try {
+          file = await Deno.open(path, { createNew: true, append: true, mode: 0o600 });
+        } catch (error) {
+          if (error instanceof Deno.errors.AlreadyExists) _exists(header.id);
+          throw error;
+        }
+        await _lock(file, header.id);
+        const onWritten = recorder(path);
+        const writer = await fileSessionWriter(file, {
+          id: header.id,
+          header,
+          sync,
+          redact,
+          onWritten,
+        });
+        return { result: writer, path };
+      });
     },
     async open(idOrPrefix) {
-      const path = await findPath(idOrPrefix);
+      const path = await index.find(idOrPrefix, hint);
       // Written by an earlier version, it may be readable by all.
       ensurePrivateDir(dir);
       ensurePrivateDir(dirname(path));
@@ -125,23 +131,32 @@ export function fileSessionStore(options: FileSessionStoreOptions): SessionStore
       const file = await Deno.open(path, { append: true });
       // One writer at a time; what the file holds is read once this one is the writer.
       await _lock(file, basename(path, ".jsonl"));
-      let summary: _Summary;
+      let summary: FileSummary;
       try {
-        summary = await _summary(path);
+        summary = await summarizeSessionFile(path);
       } catch (error) {
         file.close();
         throw error;
       }
-      const { info: { id, messages }, endsWithNewline } = summary;
-      return await fileSessionWriter(file, { id, messages, endsWithNewline, sync, redact });
+      const { info: { id, messages, title, updated }, endsWithNewline } = summary;
+      return await fileSessionWriter(file, {
+        id,
+        messages,
+        title,
+        updated,
+        endsWithNewline,
+        sync,
+        redact,
+        onWritten: recorder(path),
+      });
     },
     async load(idOrPrefix) {
-      const path = await findPath(idOrPrefix);
+      const path = await index.find(idOrPrefix, hint);
       const { header, entries, warnings } = parseSessionText(await Deno.readTextFile(path), path);
       return replaySession(header, entries, warnings);
     },
     list,
-    latest: async (cwd) => (await all(cwd))[0],
+    latest: async (cwd) => (await list(cwd, { limit: 1 })).sessions[0],
   };
 }
 
@@ -202,86 +217,14 @@ function _projectName(cwd: string): string {
 }
 
 const _encoder = new TextEncoder();
-const _decoder = new TextDecoder();
-const HEAD_BYTES = 8192;
-const TAIL_BYTES = 4096;
-
-interface _Summary {
-  info: SessionInfo & { path: string };
-  endsWithNewline: boolean;
-}
-
-/** A session's listing, from the first and last few KB of its file (all of it if small). */
-async function _summary(path: string): Promise<_Summary> {
-  using file = await Deno.open(path, { read: true });
-  const size = (await file.stat()).size;
-  if (size > HEAD_BYTES + TAIL_BYTES) {
-    const head = _decoder.decode(await _readAt(file, 0, HEAD_BYTES));
-    const tail = infoFromTail(_decoder.decode(await _readAt(file, size - TAIL_BYTES, TAIL_BYTES)));
-    const end = head.indexOf("\n");
-    const title = titleFromHead(head);
-    if (tail && end > 0 && title !== undefined) {
-      const header = parseHeaderLine(head.slice(0, end), path);
-      const { id, cwd, model, created } = header;
-      const info = { id, cwd, model, created, ...tail, title, path };
-      return { info, endsWithNewline: true };
-    }
-  }
-  // Small, its end not a complete entry (a crash, another writer), or its title past the first
-  // bytes (notes of the program before it): read it all.
-  const text = _decoder.decode(await _readAt(file, 0, size));
-  const { header, entries } = parseSessionText(text, path);
-  const { id, cwd, model, created } = header;
-  const loaded = replaySession(header, entries);
-  const info = {
-    id,
-    cwd,
-    model,
-    created,
-    updated: entries.at(-1)?.at || created,
-    messages: loaded.messages.length,
-    title: titleOf(loaded.messages),
-    path,
-  };
-  return { info, endsWithNewline: text === "" || text.endsWith("\n") };
-}
-
-async function _readAt(file: Deno.FsFile, offset: number, length: number): Promise<Uint8Array> {
-  await file.seek(offset, Deno.SeekMode.Start);
-  const buffer = new Uint8Array(length);
-  let filled = 0;
-  while (filled < length) {
-    const read = await file.read(buffer.subarray(filled));
-    if (read === null) break;
-    filled += read;
-  }
-  return buffer.subarray(0, filled);
-}
-
-/** Every session's file, by id. */
-async function _ids(dir: string): Promise<Map<string, string>> {
-  const paths = new Map<string, string>();
-  for (const path of await _sessionFiles(dir, await _subdirs(dir))) {
-    const id = basename(path, ".jsonl");
-    if (!paths.has(id)) paths.set(id, path);
-  }
-  return paths;
-}
-
 /** Whether a session file of this id is in any project's folder. */
 async function _taken(dir: string, id: string): Promise<boolean> {
   const found = await Promise.all(
-    (await _subdirs(dir)).map((folder) =>
+    (await subdirs(dir)).map((folder) =>
       Deno.lstat(join(dir, folder, `${id}.jsonl`)).then(() => true, () => false)
     ),
   );
   return found.includes(true);
-}
-
-/** A file that is not a readable session, or is gone, is left out of a listing. */
-function _unreadable(error: unknown): undefined {
-  if (error instanceof SessionError || error instanceof Deno.errors.NotFound) return undefined;
-  throw error;
 }
 
 /**
@@ -308,30 +251,4 @@ async function _lock(file: Deno.FsFile, id: string): Promise<void> {
 
 function _exists(id: string): never {
   throw new SessionError(`Session ${id} exists already`, { reason: "exists" });
-}
-
-async function _subdirs(dir: string): Promise<string[]> {
-  const names: string[] = [];
-  try {
-    for await (const entry of Deno.readDir(dir)) if (entry.isDirectory) names.push(entry.name);
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-  }
-  return names;
-}
-
-async function _sessionFiles(dir: string, folders: string[]): Promise<string[]> {
-  const paths: string[] = [];
-  for (const folder of folders) {
-    try {
-      for await (const entry of Deno.readDir(join(dir, folder))) {
-        if (entry.isFile && entry.name.endsWith(".jsonl")) {
-          paths.push(join(dir, folder, entry.name));
-        }
-      }
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
-    }
-  }
-  return paths;
 }

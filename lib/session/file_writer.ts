@@ -7,7 +7,14 @@
 
 import { encodeEntry, encodeHeader } from "./jsonl.ts";
 import { redactJsonLine } from "../secrets/redact.ts";
-import { checkSessionEntry, type SessionHeader, type SessionWriter } from "./store.ts";
+import type { Message } from "../messages.ts";
+import {
+  checkSessionEntry,
+  isProgramNote,
+  type SessionHeader,
+  sessionTitle,
+  type SessionWriter,
+} from "./store.ts";
 
 /** Options of {@link fileSessionWriter}. */
 export interface FileSessionWriterOptions {
@@ -23,6 +30,27 @@ export interface FileSessionWriterOptions {
   sync?: boolean;
   /** Applied to every line before it is written. */
   redact?: (text: string) => string;
+  /** The session's title so far ("" when none). */
+  title?: string;
+  /** The session's last update so far (ISO 8601). */
+  updated?: string;
+  /**
+   * Told what the session holds after each entry is written (`closing` false), and once more
+   * before the file is closed (`closing` true); what it throws is ignored.
+   */
+  onWritten?: (state: WriterState, closing: boolean) => void;
+}
+
+/** What a writer's session holds, as {@link FileSessionWriterOptions.onWritten} is told it. */
+export interface WriterState {
+  /** Messages in the session. */
+  messages: number;
+  /** The last entry's time (ISO 8601). */
+  updated: string;
+  /** The session's title: the first line of the user's first message ("" when none). */
+  title: string;
+  /** The file's state now. */
+  stat(): Deno.FileInfo;
 }
 
 /**
@@ -46,7 +74,18 @@ export async function fileSessionWriter(
   options: FileSessionWriterOptions,
 ): Promise<SessionWriter> {
   const { id, header, redact, sync = false } = options;
-  const lines = _lineWriter(file, sync, options.endsWithNewline ?? true);
+  const state: WriterState = {
+    messages: options.messages ?? 0,
+    updated: options.updated ?? header?.created ?? "",
+    title: options.title ?? "",
+    stat: () => file.statSync(),
+  };
+  const told = (closing: boolean) => {
+    try {
+      options.onWritten?.(state, closing);
+    } catch { /* only told */ }
+  };
+  const lines = _lineWriter(file, sync, options.endsWithNewline ?? true, () => told(true));
   if (header) {
     try {
       const head = encodeHeader(header);
@@ -56,7 +95,7 @@ export async function fileSessionWriter(
       throw error;
     }
   }
-  return _sessionWriter(id, lines, options.messages ?? 0, redact);
+  return _sessionWriter(id, lines, state, redact, () => told(false));
 }
 
 const _encoder = new TextEncoder();
@@ -67,7 +106,12 @@ interface _LineWriter {
 }
 
 /** Writes lines in order, each with one `write` (repeated only if the OS wrote part of it). */
-function _lineWriter(file: Deno.FsFile, sync: boolean, endsWithNewline: boolean): _LineWriter {
+function _lineWriter(
+  file: Deno.FsFile,
+  sync: boolean,
+  endsWithNewline: boolean,
+  closing: () => void,
+): _LineWriter {
   let pending: Promise<void> = Promise.resolve();
   // After a crash or a failed write the file may end mid-line: start on a fresh one.
   let midLine = !endsWithNewline;
@@ -86,15 +130,20 @@ function _lineWriter(file: Deno.FsFile, sync: boolean, endsWithNewline: boolean)
       pending = done.catch(() => {});
       return done;
     },
-    close: () => pending.then(() => file.close()),
+    close: () =>
+      pending.then(() => {
+        closing();
+        file.close();
+      }),
   };
 }
 
 function _sessionWriter(
   id: string,
   lines: _LineWriter,
-  messages: number,
+  state: WriterState,
   redact: ((text: string) => string) | undefined,
+  written: () => void,
 ): SessionWriter {
   let closing: Promise<void> | undefined;
   return {
@@ -106,9 +155,17 @@ function _sessionWriter(
       } catch (error) {
         return Promise.reject(error);
       }
-      if (entry.type === "message") messages++;
-      const line = encodeEntry(entry, messages);
-      return lines.write(redact ? redactJsonLine(line, redact) : line);
+      if (entry.type === "message") state.messages++;
+      const line = encodeEntry(entry, state.messages);
+      const { message } = entry as { message?: Message };
+      const title = !state.title && message?.role === "user" && !isProgramNote(message.content)
+        ? sessionTitle(redact ? redact(message.content) : message.content)
+        : undefined;
+      return lines.write(redact ? redactJsonLine(line, redact) : line).then(() => {
+        state.updated = entry.at;
+        if (title) state.title = title;
+        written();
+      });
     },
     close: () => closing ??= lines.close(),
   };
