@@ -71,6 +71,12 @@ export interface SessionFileIndex {
   rows(): Promise<IndexedSession[]>;
 }
 
+/**
+ * How long a tick of the file system's clock may last (ms): a folder's time is trusted only
+ * when the folder was read after its tick.
+ */
+const _TICK_MS = 25;
+
 /** Sessions whose summary is read at once. */
 const _BATCH = 64;
 
@@ -143,10 +149,12 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
       return;
     }
     if (index.dirMtime("") !== root) {
+      const settled = Date.now() - root > _TICK_MS;
       const names = await subdirs(dir);
       const known = new Set(index.folders());
       const gone = [...known].filter((name) => !names.includes(name));
-      index.apply({ dropFolders: gone, addFolders: names, dirs: [{ name: "", mtime: root }] });
+      const mtime = settled ? root : -1;
+      index.apply({ dropFolders: gone, addFolders: names, dirs: [{ name: "", mtime }] });
     }
     const folders = folder === undefined ? index.folders() : [folder];
     for (let i = 0; i < folders.length; i += _BATCH) {
@@ -165,6 +173,9 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
   const reconcile = async (folder: string, time: number): Promise<void> => {
     const index = db();
     const path = join(dir, folder);
+    // A file added in the same tick of the file system's clock as the time read leaves it
+    // as it was: that time is recorded only once its tick is over, else compared again.
+    const settled = Date.now() - time > _TICK_MS;
     const names: string[] = [];
     try {
       for await (const entry of Deno.readDir(path)) {
@@ -190,7 +201,7 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
     const present = new Set(names.map((name) => basename(name, ".jsonl")));
     const remove = [...stamps.keys()].filter((file) => !present.has(file))
       .map((file) => ({ folder, file }));
-    index.apply({ upsert, remove, dirs: [{ name: folder, mtime: time }] });
+    index.apply({ upsert, remove, dirs: [{ name: folder, mtime: settled ? time : -1 }] });
   };
 
   /** Reads again the rows whose file changed: whether all were in step, or one is gone. */
@@ -208,13 +219,26 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
     return changed.includes(null) ? "gone" : upsert.length ? "changed" : "ok";
   };
 
+  /** The file of an id looked for in every folder, for one the folders' times did not show. */
+  const probe = async (file: string): Promise<IndexedSession | undefined> => {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(file)) return undefined;
+    for (const folder of db().folders()) {
+      const row = await _read(join(dir, folder, `${file}.jsonl`));
+      if (row) {
+        db().apply({ upsert: [row] });
+        return row;
+      }
+    }
+    return undefined;
+  };
+
   return {
     find: (idOrPrefix, hint) =>
       guarded(async () => {
         const exact = db().byFile(idOrPrefix);
         if (exact && await _mtime(_pathOf(dir, exact)) !== undefined) return _pathOf(dir, exact);
         await serial(() => freshen());
-        const again = db().byFile(idOrPrefix);
+        const again = db().byFile(idOrPrefix) ?? await probe(idOrPrefix);
         if (again) return _pathOf(dir, again);
         const { files, total } = idOrPrefix
           ? db().byPrefix(idOrPrefix, 11)
@@ -311,19 +335,6 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
         return db().page(undefined, undefined, { limit: -1, offset: 0 }).rows;
       }),
   };
-}
-
-/**
- * The recorded time of a folder of `dir`'s index (before a change this process makes to it).
- *
- * @example
- * ```ts
- * import { folderMtime } from "./file_index.ts";
- * if (folderMtime("/nonexistent-folder") !== undefined) throw new Error("unexpected");
- * ```
- */
-export function folderMtime(path: string): number | undefined {
-  return _mtimeSync(path);
 }
 
 function _pathOf(dir: string, row: IndexedSession): string {

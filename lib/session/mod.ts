@@ -43,6 +43,12 @@ export {
 } from "./store.ts";
 export { memorySessionStore } from "./memory_store.ts";
 export { pageSessions } from "./page.ts";
+export {
+  type PrunedSession,
+  type PruneResult,
+  pruneSessions,
+  type PruneSessionsOptions,
+} from "./prune.ts";
 export { type ResumedSession, resumeSession, type ResumeSessionOptions } from "./resume.ts";
 export { sessionEntrySchema } from "./schema.ts";
 export {

@@ -1,0 +1,351 @@
+import "./isolated_env.ts";
+import assert from "node:assert/strict";
+import { DatabaseSync } from "node:sqlite";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Message } from "../lib/messages.ts";
+import {
+  fileSessionStore,
+  memorySessionStore,
+  projectSessionsDir,
+  pruneSessions,
+  SessionError,
+  type SessionInfo,
+  type SessionStore,
+} from "../lib/session/mod.ts";
+import { encodeEntry, encodeHeader } from "../lib/session/jsonl.ts";
+import { SESSION_INDEX_FILE } from "../lib/session/index_db.ts";
+
+const MODULE = new URL("../lib/session/mod.ts", import.meta.url).href;
+const CONFIG = fileURLToPath(new URL("../deno.json", import.meta.url));
+const at = (minute: number) => new Date(Date.UTC(2025, 0, 1, 0, minute)).toISOString();
+const user = (content: string): Message => ({ role: "user", content });
+const ids = (infos: SessionInfo[]) => infos.map((info) => info.id);
+
+async function tempDir(): Promise<string> {
+  return await Deno.realPath(await Deno.makeTempDir({ prefix: "session_index_test_" }));
+}
+
+/** A session recorded through the store: `messages` user messages, dated from `minute` on. */
+async function record(
+  store: SessionStore,
+  init: { id?: string; cwd: string; model?: string },
+  messages: number,
+  minute: number,
+): Promise<string> {
+  const writer = await store.create({ model: "openai/gpt-4.1-mini", ...init });
+  for (let i = 0; i < messages; i++) {
+    await writer.append({ type: "message", message: user(`task ${minute}`), at: at(minute + i) });
+  }
+  await writer.close();
+  return writer.id;
+}
+
+/**
+ * A session file written by another program, not through the store. It writes at a moment of
+ * its own: after the file system's clock (whose ticks last a few ms) has moved on.
+ */
+async function writeBehind(
+  dir: string,
+  init: { id: string; cwd: string },
+  messages: number,
+  minute: number,
+): Promise<string> {
+  await new Promise((done) => setTimeout(done, 30));
+  const folder = projectSessionsDir(dir, init.cwd);
+  await Deno.mkdir(folder, { recursive: true });
+  let text = encodeHeader({
+    type: "session",
+    version: 1,
+    id: init.id,
+    cwd: init.cwd,
+    model: "a/b",
+    created: at(minute),
+  });
+  for (let i = 0; i < messages; i++) {
+    text += encodeEntry(
+      { type: "message", message: user(`behind ${minute}`), at: at(minute + i) },
+      i + 1,
+    );
+  }
+  const path = join(folder, `${init.id}.jsonl`);
+  await Deno.writeTextFile(path, text);
+  return path;
+}
+
+for (const [name, make] of [["fileSessionStore", "file"], ["memorySessionStore", "memory"]]) {
+  Deno.test(`${name}: list(cwd, options) pages newest first, by cursor or offset, with filters`, async () => {
+    const dir = await tempDir();
+    try {
+      const store = make === "file" ? fileSessionStore({ dir }) : memorySessionStore();
+      const made: string[] = [];
+      for (let i = 0; i < 7; i++) {
+        made.push(await record(store, { cwd: "/p/a", model: i % 2 ? "x/odd" : "x/even" }, 1, i));
+      }
+      await record(store, { cwd: "/p/b" }, 1, 100);
+      const newest = made.toReversed();
+      assert.deepEqual(ids(await store.list("/p/a")), newest, "the old call lists them all");
+
+      const first = await store.list("/p/a", { limit: 3 });
+      assert.deepEqual(ids(first.sessions), newest.slice(0, 3));
+      assert.equal(first.total, 7);
+      assert.ok(first.next);
+      const second = await store.list("/p/a", { limit: 3, cursor: first.next });
+      assert.deepEqual(ids(second.sessions), newest.slice(3, 6));
+      const third = await store.list("/p/a", { limit: 3, cursor: second.next });
+      assert.deepEqual(ids(third.sessions), newest.slice(6));
+      assert.equal(third.next, undefined, "the last page has no next");
+      assert.deepEqual(ids((await store.list("/p/a", { limit: 3, offset: 3 })).sessions), [
+        ...newest.slice(3, 6),
+      ]);
+
+      const odd = await store.list("/p/a", { model: "x/odd" });
+      assert.deepEqual(ids(odd.sessions), newest.filter((_, i) => i % 2 === 1));
+      assert.equal(odd.total, 3);
+      const recent = await store.list("/p/a", { since: at(5) });
+      assert.deepEqual(ids(recent.sessions), newest.slice(0, 2));
+      const byPrefix = await store.list("/p/a", { prefix: made[2].slice(0, 12) });
+      assert.deepEqual(ids(byPrefix.sessions), [made[2]]);
+      const everywhere = await store.list(undefined, { limit: 2 });
+      assert.equal(everywhere.total, 8);
+      assert.equal(everywhere.sessions[0].cwd, "/p/b");
+
+      assert.equal((await store.latest("/p/a"))?.id, made[6]);
+      assert.equal((await store.load(made[3].slice(0, 10))).header.id, made[3]);
+      await assert.rejects(store.list("/p/a", { limit: 0 }), RangeError);
+      await assert.rejects(store.list("/p/a", { cursor: "nonsense" }), TypeError);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+}
+
+Deno.test("fileSessionStore: finding a session lists no project's folder when nothing changed behind it", async () => {
+  const dir = await tempDir();
+  const listed: string[] = [];
+  const readDir = Deno.readDir;
+  try {
+    const store = fileSessionStore({ dir });
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) made.push(await record(store, { cwd: "/p/a" }, 2, i));
+    await store.list("/p/a", { limit: 2 });
+    Object.assign(Deno, {
+      readDir: (path: string | URL) => {
+        listed.push(String(path));
+        return readDir(path);
+      },
+    });
+    assert.equal((await store.load(made[1])).header.id, made[1]);
+    assert.equal((await store.load(made[2].slice(0, 8))).header.id, made[2]);
+    assert.equal((await store.latest("/p/a"))?.id, made[4]);
+    assert.equal((await store.list("/p/a", { limit: 2 })).sessions.length, 2);
+    await (await store.open(made[0])).close();
+    const later = fileSessionStore({ dir });
+    assert.equal((await later.load(made[3])).messages.length, 2, "another process's store");
+    assert.deepEqual(listed.filter((path) => path !== dir), []);
+  } finally {
+    Object.assign(Deno, { readDir });
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("fileSessionStore: the index follows a session file added behind its back", async () => {
+  const dir = await tempDir();
+  try {
+    const store = fileSessionStore({ dir });
+    const mine = await record(store, { cwd: "/p/a" }, 1, 0);
+    assert.deepEqual(ids(await store.list("/p/a")), [mine]);
+    await writeBehind(dir, { id: "added-0001", cwd: "/p/a" }, 3, 50);
+    assert.deepEqual(ids((await store.list("/p/a", { limit: 5 })).sessions), ["added-0001", mine]);
+    assert.equal((await store.latest("/p/a"))?.messages, 3);
+    assert.equal((await store.load("added-0")).messages.length, 3, "by prefix");
+    // In a project the index had not seen, found by id.
+    await writeBehind(dir, { id: "elsewhere-1", cwd: "/p/new" }, 1, 60);
+    assert.equal((await store.load("elsewhere-1")).header.cwd, "/p/new");
+    assert.deepEqual(ids(await store.list("/p/new")), ["elsewhere-1"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("fileSessionStore: the index follows a session file removed behind its back", async () => {
+  const dir = await tempDir();
+  try {
+    const store = fileSessionStore({ dir });
+    const kept = await record(store, { cwd: "/p/a" }, 1, 0);
+    const gone = await record(store, { cwd: "/p/a" }, 1, 5);
+    assert.equal((await store.latest("/p/a"))?.id, gone);
+    await new Promise((done) => setTimeout(done, 30));
+    await Deno.remove(join(projectSessionsDir(dir, "/p/a"), `${gone}.jsonl`));
+    assert.equal((await store.latest("/p/a"))?.id, kept);
+    assert.deepEqual(ids(await store.list("/p/a")), [kept]);
+    const error = await store.load(gone).catch((error) => error);
+    assert.ok(error instanceof SessionError && error.reason === "not_found", String(error));
+    assert.equal((await store.load(kept.slice(0, 6))).header.id, kept, "its prefix is unique now");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("fileSessionStore: the index follows a session file cut off mid-line behind its back", async () => {
+  const dir = await tempDir();
+  try {
+    const store = fileSessionStore({ dir });
+    const older = await record(store, { cwd: "/p/a" }, 1, 42);
+    const cut = await record(store, { cwd: "/p/a" }, 4, 40);
+    assert.deepEqual((await store.list("/p/a")).map((info) => info.messages), [4, 1]);
+    const path = join(projectSessionsDir(dir, "/p/a"), `${cut}.jsonl`);
+    const text = await Deno.readTextFile(path);
+    // A crash while the third message was written: two whole lines, then half a line.
+    const lines = text.split("\n");
+    const kept = lines.slice(0, 3).join("\n") + "\n" + lines[3].slice(0, 20);
+    await Deno.writeTextFile(path, kept);
+    const [first, second] = await store.list("/p/a");
+    assert.deepEqual([first.id, first.messages, first.updated], [older, 1, at(42)]);
+    assert.deepEqual([second.id, second.messages, second.updated], [cut, 2, at(41)]);
+    const loaded = await store.load(cut);
+    assert.equal(loaded.messages.length, 2);
+    assert.match(loaded.warnings[0], /cut off/);
+    // Appending goes on after it, and the index follows.
+    const writer = await store.open(cut.slice(0, 8));
+    await writer.append({ type: "message", message: user("again"), at: at(90) });
+    await writer.close();
+    const latest = await store.latest("/p/a");
+    assert.deepEqual([latest?.id, latest?.messages], [cut, 3]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("fileSessionStore: a damaged or missing index is made again from the files", async () => {
+  const dir = await tempDir();
+  try {
+    await writeBehind(dir, { id: "one-1", cwd: "/p/a" }, 1, 1);
+    await writeBehind(dir, { id: "two-2", cwd: "/p/a" }, 2, 2);
+    await writeBehind(dir, { id: "three-3", cwd: "/p/b" }, 3, 3);
+    const index = join(dir, SESSION_INDEX_FILE);
+    await Deno.writeTextFile(index, "this is not a database ".repeat(400));
+    const store = fileSessionStore({ dir });
+    assert.deepEqual(ids(await store.list("/p/a")), ["two-2", "one-1"]);
+    assert.equal((await store.load("thr")).messages.length, 3);
+    const db = new DatabaseSync(index, { readOnly: true });
+    try {
+      assert.equal(db.prepare("SELECT count(*) AS n FROM sessions").get()?.n, 3);
+    } finally {
+      db.close();
+    }
+    for (const suffix of ["", "-wal", "-shm"]) {
+      await Deno.remove(index + suffix).catch(() => {});
+    }
+    const again = fileSessionStore({ dir });
+    assert.deepEqual(ids((await again.list(undefined, { limit: 10 })).sessions), [
+      "three-3",
+      "two-2",
+      "one-1",
+    ]);
+    assert.ok((await Deno.stat(index)).isFile, "the index is there again");
+    if (Deno.build.os !== "windows") assert.equal((await Deno.stat(index)).mode! & 0o777, 0o600);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("fileSessionStore: a session written by another store (another process) is listed at once", async () => {
+  const dir = await tempDir();
+  try {
+    const one = fileSessionStore({ dir });
+    const two = fileSessionStore({ dir });
+    const first = await record(one, { cwd: "/p/a" }, 1, 0);
+    assert.equal((await two.latest("/p/a"))?.id, first);
+    const second = await record(two, { cwd: "/p/a" }, 1, 10);
+    assert.equal((await one.latest("/p/a"))?.id, second);
+    // A writer still open is listed by what it has written so far.
+    const writer = await two.open(first);
+    await writer.append({ type: "message", message: user("more"), at: at(20) });
+    const [now] = await one.list("/p/a");
+    assert.deepEqual([now.id, now.messages], [first, 2]);
+    await writer.close();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("pruneSessions() removes by age and by count exactly what it says", async () => {
+  const dir = await tempDir();
+  try {
+    const store = fileSessionStore({ dir });
+    // Project a: sessions last updated on days 1 to 6 of January; project b: days 1 and 2.
+    const day = (n: number) => n * 24 * 60;
+    const a: string[] = [];
+    for (let n = 1; n <= 6; n++) a.push(await record(store, { cwd: "/p/a" }, 1, day(n)));
+    const b = [
+      await record(store, { cwd: "/p/b" }, 1, day(1)),
+      await record(store, { cwd: "/p/b" }, 1, day(2)),
+    ];
+    const now = new Date(Date.parse(at(day(7))));
+    const days = (n: number) => n * 24 * 3600 * 1000;
+
+    const dry = await pruneSessions(dir, { olderThan: days(4), dryRun: true, now });
+    assert.deepEqual(dry.removed.map((s) => s.id).sort(), [a[0], a[1], b[0], b[1]].sort());
+    assert.equal((await store.list()).length, 8, "a dry run removes nothing");
+
+    const sizeOf = async (id: string) =>
+      (await Deno.stat(join(projectSessionsDir(dir, "/p/a"), `${id}.jsonl`))).size;
+    const freed = await sizeOf(a[0]) + await sizeOf(a[1]);
+    const byAge = await pruneSessions(dir, { olderThan: days(4), keep: 3, now });
+    // b keeps its two (the 3 newest), a loses days 1 and 2 (older than 4 days, past 3 newest).
+    assert.deepEqual(byAge.removed.map((s) => s.id).sort(), [a[0], a[1]].sort());
+    assert.equal(byAge.bytes, freed);
+    assert.deepEqual(ids(await store.list("/p/a")), a.slice(2).toReversed());
+    assert.deepEqual(ids(await store.list("/p/b")), b.toReversed());
+
+    const byCount = await pruneSessions(dir, { keep: 1, now });
+    assert.deepEqual(byCount.removed.map((s) => s.id).sort(), [a[2], a[3], a[4], b[0]].sort());
+    assert.deepEqual(ids(await store.list()), [a[5], b[1]]);
+    const files = [];
+    for await (const entry of Deno.readDir(projectSessionsDir(dir, "/p/a"))) files.push(entry.name);
+    assert.deepEqual(files, [`${a[5]}.jsonl`], "the files are gone");
+    const error = await store.load(a[2]).catch((error) => error);
+    assert.ok(error instanceof SessionError && error.reason === "not_found");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("pruneSessions() never removes a session another process is writing", async () => {
+  const dir = await tempDir();
+  try {
+    const store = fileSessionStore({ dir });
+    const held = await record(store, { cwd: "/p/a" }, 1, 0);
+    const free = await record(store, { cwd: "/p/a" }, 1, 1);
+    const script = join(dir, "holder.ts");
+    await Deno.writeTextFile(
+      script,
+      `import { fileSessionStore } from ${JSON.stringify(MODULE)};
+await fileSessionStore({ dir: Deno.args[0] }).open(Deno.args[1]);
+console.log("holding");
+setInterval(() => {}, 60_000);`,
+    );
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "--config", CONFIG, "--allow-read", "--allow-write", script, dir, held],
+      stdout: "piped",
+      stderr: "inherit",
+    }).spawn();
+    const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+    try {
+      assert.equal((await reader.read()).value?.trim(), "holding");
+      const result = await pruneSessions(dir, { keep: 0 });
+      assert.deepEqual(result.removed.map((s) => s.id), [free]);
+      assert.deepEqual(result.busy.map((s) => s.id), [held]);
+      assert.deepEqual(ids(await store.list("/p/a")), [held]);
+    } finally {
+      child.kill("SIGKILL");
+      await child.status;
+      await reader.cancel();
+    }
+    // Once its writer is gone, it can go.
+    assert.deepEqual((await pruneSessions(dir, { keep: 0 })).removed.map((s) => s.id), [held]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
