@@ -39,6 +39,7 @@ import { AgentError, describeError } from "./lib/errors.ts";
 import { loadLazy } from "./lib/lazy/load.ts";
 import type { RunStatus } from "./lib/events.ts";
 import { readStdin, STDIN_WAIT_MS } from "./lib/cli/stdin.ts";
+import { terminalText } from "./lib/cli/terminal_text.ts";
 import type { TrustAnswer, TrustRequest } from "./lib/cli/trust.ts";
 import { readEnv } from "./lib/providers/resolve.ts";
 
@@ -125,10 +126,14 @@ export async function main(args: readonly string[], given: CliIo = denoIo()): Pr
     }
     if (!(error instanceof AgentError)) {
       // A fault of the program: said as Deno would, without the run's secrets.
-      io.err(`agent: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+      io.err(
+        `agent: ${
+          terminalText(error instanceof Error ? error.stack ?? error.message : String(error))
+        }\n`,
+      );
       return code;
     }
-    io.err(`agent: ${error.message}\n`);
+    io.err(`agent: ${terminalText(error.message)}\n`);
     return code;
   }
 }
@@ -170,8 +175,8 @@ async function _main(args: readonly string[], io: CliIo & RedactedOutput): Promi
   const elicitation: InteractiveElicitation = {};
   const prepared = await prepare(options, {
     env: io.env,
-    warn: (text) => io.err(`agent: ${text}\n`),
-    log: (text) => io.err(`${text}\n`),
+    warn: (text) => io.err(`agent: ${terminalText(text)}\n`),
+    log: (text) => io.err(`${terminalText(text)}\n`),
     interactive,
     // Only the terminal session asks whether to trust the project; other runs go on without.
     askTrust: interactive ? io.askTrust : undefined,

@@ -39,8 +39,20 @@ async function _s256(verifier: string): Promise<string> {
     .replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
+/** How the servers misbehave, for the tests of a hostile or broken server. */
+export interface OAuthMcpFaults {
+  /** The authorization server's metadata names this as its authorization endpoint. */
+  authorizationEndpoint?: string;
+  /** Client registration never answers. */
+  hangRegistration?: boolean;
+  /** The token endpoint refuses every code with this `error_description`. */
+  tokenError?: string;
+  /** Every `tools/call` is refused with a 401, whatever the token. */
+  refuseCalls?: boolean;
+}
+
 /** Starts them on a free loopback port. */
-export function startOAuthMcp(): OAuthMcp {
+export function startOAuthMcp(faults: OAuthMcpFaults = {}): OAuthMcp {
   const log: string[] = [];
   const accessTokens: string[] = [];
   const scopesAsked: string[] = [];
@@ -81,7 +93,7 @@ export function startOAuthMcp(): OAuthMcp {
     if (path === "/.well-known/oauth-authorization-server") {
       return Response.json({
         issuer: base,
-        authorization_endpoint: `${base}/authorize`,
+        authorization_endpoint: faults.authorizationEndpoint ?? `${base}/authorize`,
         token_endpoint: `${base}/token`,
         registration_endpoint: `${base}/register`,
         response_types_supported: ["code"],
@@ -89,6 +101,11 @@ export function startOAuthMcp(): OAuthMcp {
         code_challenge_methods_supported: ["S256"],
         token_endpoint_auth_methods_supported: ["none", "client_secret_basic"],
       });
+    }
+    if (path === "/register" && faults.hangRegistration) {
+      return await new Promise<Response>((resolve) =>
+        request.signal.addEventListener("abort", () => resolve(new Response(null)))
+      );
     }
     if (path === "/register" && request.method === "POST") {
       const body = await request.json();
@@ -126,6 +143,12 @@ export function startOAuthMcp(): OAuthMcp {
       const form = new URLSearchParams(await request.text());
       const grant = form.get("grant_type");
       log.push(`token:${grant}`);
+      if (grant === "authorization_code" && faults.tokenError !== undefined) {
+        return Response.json(
+          { error: "invalid_grant", error_description: faults.tokenError },
+          { status: 400 },
+        );
+      }
       if (grant === "authorization_code") {
         const given = codes.get(form.get("code") ?? "");
         codes.delete(form.get("code") ?? "");
@@ -170,6 +193,17 @@ export function startOAuthMcp(): OAuthMcp {
         return new Response(null, { status: 405 });
       }
       const body = await request.clone().json();
+      if (faults.refuseCalls && body?.method === "tools/call") {
+        log.push("401");
+        return new Response(JSON.stringify({ error: "invalid_token" }), {
+          status: 401,
+          headers: {
+            "content-type": "application/json",
+            "www-authenticate":
+              `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`,
+          },
+        });
+      }
       if (
         body?.method === "tools/call" && body.params?.name === "publish" &&
         !live.get(token)!.includes("mcp:write")

@@ -480,3 +480,125 @@ Deno.test("a headless run refused for want of access says how to log in; agent m
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("a login that cannot finish ends at its deadline or when aborted, and the program goes on", async () => {
+  await using server = startOAuthMcp({ hangRegistration: true });
+  const store = credentialStore(await Deno.makeTempDir({ prefix: "agent_oauth_hang_" }));
+  const opened: URL[] = [];
+  const open = (url: URL) => void opened.push(url);
+  await assert.rejects(
+    loginMcpServer({ server: "slow", url: server.url, store, open, timeoutMs: 800 }),
+    /nobody logged in within the time given/,
+  );
+  const aborted = new AbortController();
+  setTimeout(() => aborted.abort(new Error("aborted by the user")), 300);
+  await assert.rejects(
+    loginMcpServer({ server: "slow", url: server.url, store, open, signal: aborted.signal }),
+    /aborted by the user/,
+  );
+  assert.equal(opened.length, 0);
+});
+
+Deno.test("a login address that is not a web page is never opened", async () => {
+  await using server = startOAuthMcp({ authorizationEndpoint: "file:///tmp/payload.command" });
+  const store = credentialStore(await Deno.makeTempDir({ prefix: "agent_oauth_scheme_" }));
+  const opened: URL[] = [];
+  await assert.rejects(
+    loginMcpServer({
+      server: "odd",
+      url: server.url,
+      store,
+      open: (url) => void opened.push(url),
+      timeoutMs: 5_000,
+    }),
+    /not a web page \(file:\); it is not opened/,
+  );
+  assert.deepEqual(opened, []);
+});
+
+Deno.test("what the authorization server says reaches the terminal without control characters", async () => {
+  const escape = "\x1b]0;PWNED\x07\x1b[41mINJECTED\x1b[0m";
+  {
+    await using server = startOAuthMcp();
+    const store = credentialStore(await Deno.makeTempDir({ prefix: "agent_oauth_esc_" }));
+    // The browser comes back with the login's state and an error full of escapes.
+    const error = await loginMcpServer({
+      server: "esc",
+      url: server.url,
+      store,
+      timeoutMs: 5_000,
+      open: async (url) => {
+        const back = new URL(url.searchParams.get("redirect_uri")!);
+        back.searchParams.set("state", url.searchParams.get("state")!);
+        back.searchParams.set("error", escape);
+        await (await fetch(back)).body?.cancel();
+      },
+    }).then(() => undefined, (error: Error) => error);
+    assert.match(String(error?.message), /the authorization server said: an error/);
+  }
+  await using server = startOAuthMcp({ tokenError: escape });
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_oauth_esc_cli_" }));
+  try {
+    const { config, opener } = await loginSetup(root, server.url);
+    const env = { HOME: join(root, "home"), AGENT_DATA_DIR: join(root, "data"), BROWSER: opener };
+    await Deno.mkdir(env.HOME);
+    const login = await runCli(["mcp", "login", "linear", "--mcp-config", config], { env });
+    assert.equal(login.code, 1);
+    assert.match(login.stderr, /The login to linear failed: .*INJECTED/);
+    // deno-lint-ignore no-control-regex -- control characters are what it looks for
+    assert.ok(!/[\x00-\x08\x0b-\x1f\x7f-\x9f]/.test(login.stderr), JSON.stringify(login.stderr));
+    assert.doesNotMatch(login.stderr, /^\s+at /m, "no stack trace");
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("a server that refuses every call after a login gets one more login in the session, not one per call", async () => {
+  await using server = startOAuthMcp({ refuseCalls: true });
+  const store = credentialStore(await Deno.makeTempDir({ prefix: "agent_oauth_loop_" }));
+  await loginMcpServer({ server: "linear", url: server.url, store, open: browser });
+  let logins = 0;
+  await using mcp = await connectMcpServers(
+    { mcpServers: { linear: { type: "http", url: server.url } } },
+    {
+      oauth: (name, url) => oauthProvider({ server: name, url, store }),
+      login: async (name, request) => {
+        logins++;
+        await loginMcpServer({ server: name, url: request.url, store, open: browser, renew: true });
+      },
+    },
+  );
+  const whoami = mcp.tools.find((tool) => tool.name === "mcp__linear__whoami")!;
+  for (let i = 0; i < 3; i++) {
+    await assert.rejects(
+      async () =>
+        await whoami.execute({}, {
+          cwd: Deno.cwd(),
+          toolCallId: `c${i}`,
+          signal: new AbortController().signal,
+        }),
+      /refuses even after you logged in again/,
+    );
+  }
+  assert.equal(logins, 1);
+});
+
+Deno.test("agent mcp logout <url> forgets a login whose server left the configuration", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_oauth_gone_" }));
+  try {
+    const env = { HOME: join(root, "home"), AGENT_DATA_DIR: join(root, "data") };
+    await Deno.mkdir(env.HOME);
+    const url = "https://mcp.example.com/mcp";
+    const store = credentialStore(join(env.AGENT_DATA_DIR, "mcp-oauth"));
+    store.save({ url, tokens: { access_token: "a", refresh_token: "r", token_type: "Bearer" } });
+    const byName = await runCli(["mcp", "logout", "old"], { env, cwd: root });
+    assert.equal(byName.code, 1);
+    assert.match(byName.stderr, /logged out of by its URL/);
+    const byUrl = await runCli(["mcp", "logout", url], { env, cwd: root });
+    assert.equal(byUrl.code, 0, byUrl.stderr);
+    assert.match(byUrl.stderr, /logged out of https:\/\/mcp\.example\.com\/mcp/);
+    assert.equal(store.load(url), undefined);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

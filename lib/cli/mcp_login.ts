@@ -11,7 +11,7 @@
 import { dirname, join, resolve } from "node:path";
 import { ConfigError } from "../errors.ts";
 import { loadMcpConfig } from "../mcp/config.ts";
-import { credentialStore, loginMcpServer } from "../mcp/oauth.ts";
+import { credentialStore, loginMcpServer, webAddress } from "../mcp/oauth.ts";
 import { checkPrivateDir } from "../files/private_files.ts";
 import { defaultSessionsDir } from "../session/mod.ts";
 import type { CliArgs } from "./args.ts";
@@ -39,6 +39,18 @@ export async function runMcpLogin(
         "directory of your own",
     );
   }
+  // A login is kept by the server's URL: one whose server left the configuration is logged out
+  // of by that URL.
+  if (what.action === "logout" && /^https?:\/\//i.test(what.server)) {
+    const store = credentialStore(join(dataDir, "mcp-oauth"));
+    const removed = store.remove(what.server);
+    io.err(
+      removed
+        ? `agent: logged out of ${what.server}\n`
+        : `agent: no login to ${what.server} was kept\n`,
+    );
+    return 0;
+  }
   // The project's servers count only when the project is trusted, as in a run.
   const files = await readProjectFiles(cwd);
   const loaded = await loadSettings({ cwd, env, project: files.settings ?? null });
@@ -63,7 +75,8 @@ export async function runMcpLogin(
       : "";
     throw new ConfigError(
       `No MCP server "${what.server}" in your configuration${untrusted}: ` +
-        (names.length ? `the servers are ${names.join(", ")}` : "there is none"),
+        (names.length ? `the servers are ${names.join(", ")}` : "there is none") +
+        (what.action === "logout" ? " (a login is also logged out of by its URL)" : ""),
     );
   }
   if (!("url" in server)) {
@@ -95,6 +108,11 @@ export async function runMcpLogin(
       { client_id: server.oauth.clientId, client_secret: server.oauth.clientSecret },
     scope: server.oauth?.scope,
     open: (url) => openInBrowser(url, env, (text) => io.err(text)),
+  }).catch((error) => {
+    // The servers' words, said as a failed login, not as a fault of the program.
+    throw new ConfigError(`The login to ${what.server} failed: ${(error as Error).message}`, {
+      cause: error,
+    });
   });
   io.err(
     outcome === "already"
@@ -123,6 +141,7 @@ export async function openInBrowser(
   env: (name: string) => string | undefined,
   err: (text: string) => void,
 ): Promise<void> {
+  if (!webAddress(url)) throw new Error(`not a web page to log in at: ${url.protocol}`);
   err(`agent: to log in, open this address in your browser:\n  ${url.href}\n`);
   const opener = env("BROWSER") ||
     (Deno.build.os === "darwin" ? "open" : Deno.build.os === "windows" ? undefined : "xdg-open");

@@ -164,6 +164,26 @@ export function scopeOf(scope: string | null | undefined): string | undefined {
   return /^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/.test(scope) ? scope : undefined;
 }
 
+/**
+ * Whether `url` is a web page a browser may be sent to for a login: `https:`, or `http:` on
+ * this machine (a local authorization server).
+ *
+ * @example
+ * ```ts
+ * import { webAddress } from "./oauth.ts";
+ * if (!webAddress(new URL("https://auth.example.com/authorize"))) throw new Error();
+ * if (!webAddress(new URL("http://127.0.0.1:8080/authorize"))) throw new Error();
+ * if (webAddress(new URL("file:///tmp/x.command")) || webAddress(new URL("http://example.com/a"))) {
+ *   throw new Error("not a login page");
+ * }
+ * ```
+ */
+export function webAddress(url: URL): boolean {
+  if (url.protocol === "https:") return true;
+  return url.protocol === "http:" &&
+    ["127.0.0.1", "localhost", "[::1]"].includes(url.hostname);
+}
+
 /** Options of {@link oauthProvider}. */
 export interface OAuthProviderOptions {
   /** The server's name in the configuration (for messages). */
@@ -273,6 +293,14 @@ export function oauthProvider(options: OAuthProviderOptions): McpOAuthProvider {
         const { tokens, scope: before } = kept();
         if (scope && scope !== before) update({ scope });
         throw new McpLoginRequired(options.server, scope, tokens !== undefined);
+      }
+      // Only a web page is opened: the metadata names the address, and a `file:` or another
+      // scheme's handler is no login page.
+      if (!webAddress(authorizationUrl)) {
+        throw new Error(
+          `the authorization server of "${options.server}" gave a login address that is not a ` +
+            `web page (${authorizationUrl.protocol}); it is not opened`,
+        );
       }
       await options.login.open(authorizationUrl);
     },
@@ -453,8 +481,10 @@ export async function loginMcpServer(options: LoginOptions): Promise<"logged in"
       return new Response("This login is not the one the agent started.", { status: 400 });
     }
     if (error) {
-      callback.reject(new Error(`the authorization server said: ${error}`));
-      return new Response(`The login failed: ${error}. You can close this page.`);
+      // An error code as OAuth writes them, or none: its words reach the user's terminal.
+      const said = /^[\x20\x21\x23-\x5b\x5d-\x7e]{1,100}$/.test(error) ? error : "an error";
+      callback.reject(new Error(`the authorization server said: ${said}`));
+      return new Response(`The login failed: ${said}. You can close this page.`);
     }
     const code = url.searchParams.get("code");
     if (!code) return new Response("No code in the redirect.", { status: 400 });
@@ -476,29 +506,45 @@ export async function loginMcpServer(options: LoginOptions): Promise<"logged in"
   // For more access than the tokens kept give (asked for now, or of a run that could not log
   // in), they are neither used nor refreshed: the login's own replace them.
   if (options.renew || asking) provider.tokens = () => undefined;
+  // One deadline for the whole login (discovery, registration, the user, the tokens), which the
+  // caller's signal ends too; every request of the flow is cut off by it.
+  const stop = new AbortController();
   const timer = setTimeout(
-    () => callback.reject(new Error("nobody logged in within the time given")),
+    () => stop.abort(new Error("nobody logged in within the time given")),
     options.timeoutMs ?? 300_000,
   );
-  const onAbort = () => callback.reject(options.signal!.reason);
+  const onAbort = () => stop.abort(options.signal!.reason);
+  if (options.signal?.aborted) onAbort();
   options.signal?.addEventListener("abort", onAbort, { once: true });
+  stop.signal.addEventListener("abort", () => callback.reject(stop.signal.reason), { once: true });
+  callback.promise.catch(() => {}); // rejected before it is awaited, when the login ends early
+  const fetchFn = (url: string | URL, init?: RequestInit) =>
+    fetch(url, {
+      ...init,
+      signal: init?.signal ? AbortSignal.any([init.signal, stop.signal]) : stop.signal,
+    });
+  /** `step`, ended by the deadline with its reason. */
+  const bounded = <T>(step: Promise<T>): Promise<T> =>
+    Promise.race([step, callback.promise.then(() => step)]);
   try {
+    stop.signal.throwIfAborted();
     // What the server says when asked without a token: where its metadata is, which scopes.
-    const answer = await initializeAnswer(options.url);
+    const answer = await bounded(initializeAnswer(options.url));
     const asked: { resourceMetadataUrl?: URL; scope?: string } = answer?.status === 401
       ? extractWWWAuthenticateParams(answer)
       : {};
     const flow = {
       serverUrl: options.url,
+      fetchFn,
       ...(asked.resourceMetadataUrl ? { resourceMetadataUrl: asked.resourceMetadataUrl } : {}),
       // Asked for in the flow: the SDK would prefer the resource's `scopes_supported` to the
       // client's own scope.
       ...(wanted ?? asked.scope ? { scope: wanted ?? asked.scope } : {}),
     };
-    const first = await auth(provider, flow);
+    const first = await bounded(auth(provider, flow));
     if (first === "AUTHORIZED") return "already";
     const code = await callback.promise;
-    const second = await auth(provider, { ...flow, authorizationCode: code });
+    const second = await bounded(auth(provider, { ...flow, authorizationCode: code }));
     if (second !== "AUTHORIZED") throw new Error("the authorization server gave no tokens");
     options.store.save({
       ...options.store.load(options.url)!,

@@ -123,18 +123,22 @@ export function _createServer(
    * log in, the scopes asked for are kept for the next login.
    */
   const refusal = (error: unknown, asked: { scope?: string }): string => {
-    if (error instanceof McpLoginRequired) return error.message;
     if (!options.login) {
+      if (error instanceof McpLoginRequired) return error.message;
       if (asked.scope) options.authProvider?.askedFor?.(asked.scope);
       return new McpLoginRequired(name, asked.scope, true).message;
     }
-    // A login did not help: the session asks for no other one for the same access.
-    unhelped.add(asked.scope ?? "");
+    // Where the user can log in, a refusal left is one a login did not help: the session starts
+    // no other login to this server, whatever it asks for next.
+    gaveUp = true;
     return `it refuses even after you logged in again: the account may not have the access ` +
       `it asks for${asked.scope ? ` ("${asked.scope}")` : ""}`;
   };
-  /** The access a login in this session did not get the server to give. */
-  const unhelped = new Set<string>();
+  /**
+   * Whether a login in this session did not help, or did not finish: no other starts by itself
+   * (one made with `agent mcp login` meanwhile is used all the same).
+   */
+  let gaveUp = false;
   /** The login under way, which every request that needs it waits for. */
   let loggingIn: Promise<void> | undefined;
   /**
@@ -144,10 +148,11 @@ export function _createServer(
   const logInFor = async (error: unknown, signal?: AbortSignal): Promise<boolean> => {
     const login = options.login;
     const asked = login ? _loginAsked(error, session) : undefined;
-    if (!login || !asked || unhelped.has(asked.scope ?? "")) return false;
+    if (!login || !asked || gaveUp) return false;
     try {
       await (loggingIn ??= login(asked.scope, signal).finally(() => loggingIn = undefined));
     } catch (failed) {
+      gaveUp = true;
       throw new _LoginFailed(
         `${label} asked you to log in${asked.scope ? ` (for access to "${asked.scope}")` : ""}, ` +
           `and the login did not finish: ${(failed as Error).message}`,
@@ -475,8 +480,9 @@ class _LoginFailed extends Error {}
 
 /**
  * What a server that refused a request for want of a login asks for (`scope`, when it said), or
- * undefined when `error` is no such refusal: a login the run could not start, or a 403
- * `insufficient_scope` that the SDK's own step-up (a refresh of the tokens) did not get past.
+ * undefined when `error` is no such refusal: a login the run could not start, a 401 that
+ * refreshed tokens did not get past, or a 403 `insufficient_scope` that the SDK's own step-up
+ * did not get past.
  */
 function _loginAsked(
   error: unknown,
@@ -485,10 +491,13 @@ function _loginAsked(
   for (let cause = error; cause instanceof Error; cause = cause.cause) {
     if (cause instanceof McpLoginRequired) return { scope: cause.scope };
   }
+  // The SDK's own answer to a 401 (refreshed tokens) or to a 403 `insufficient_scope` (a
+  // refresh, or the scopes it asks for) did not get the request through.
   const challenge = session?.challenge;
-  if ((error as { code?: unknown }).code === 403 && challenge?.error === "insufficient_scope") {
-    return { scope: challenge.scope };
-  }
+  const code = (error as { code?: unknown }).code;
+  if (
+    challenge && (code === 401 || (code === 403 && challenge.error === "insufficient_scope"))
+  ) return { scope: challenge.scope };
   return undefined;
 }
 
