@@ -11,6 +11,7 @@
 
 import { basename, dirname, join, resolve } from "node:path";
 import { parseSessionText } from "./jsonl.ts";
+import { readSessionFile } from "./file_reader.ts";
 import { fileSessionWriter, type WriterState } from "./file_writer.ts";
 import { sessionFileIndex } from "./file_index.ts";
 import { type FileSummary, subdirs, summarizeSessionFile } from "./file_summary.ts";
@@ -155,6 +156,7 @@ export function fileSessionStore(options: FileSessionStoreOptions): SessionStore
       const { header, entries, warnings } = parseSessionText(await Deno.readTextFile(path), path);
       return replaySession(header, entries, warnings);
     },
+    read: async (idOrPrefix) => await readSessionFile(await index.find(idOrPrefix, hint)),
     list,
     latest: async (cwd) => (await list(cwd, { limit: 1 })).sessions[0],
   };
