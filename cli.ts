@@ -158,6 +158,10 @@ async function _main(args: readonly string[], io: CliIo & RedactedOutput): Promi
     const { runMcpLogin } = await import("./lib/cli/mcp_login.ts");
     return await runMcpLogin(options, options.mcpLogin, io);
   }
+  if (options.command === "sessions") {
+    const { runSessionsCommand } = await import("./lib/cli/sessions_command.ts");
+    return await runSessionsCommand(options.sessionsArgs ?? [], io);
+  }
   if (options.command === "mcp") {
     const { runMcpServer } = await import("./lib/cli/mcp_server.ts");
     return await runMcpServer(options, io);
@@ -234,7 +238,11 @@ async function _dispatch(
     const { runServe } = await import("./lib/cli/serve.ts");
     return await runServe(options, prepared, io);
   }
-  if (options.listSessions) return await _listSessions(prepared, io);
+  if (options.listSessions) {
+    const { listSessions } = await import("./lib/cli/sessions_command.ts");
+    const { store, cwd, command } = prepared;
+    return await listSessions(store, cwd, options.sessionsPage ?? {}, command, io);
+  }
   if (options.recall !== undefined) return await _recall(prepared, options.recall, io);
   if (prompt === undefined) {
     const { runInteractive } = await import("./lib/cli/terminal/interactive.ts");
@@ -261,23 +269,6 @@ async function _dispatch(
   }
   const { runHeadless } = await import("./lib/cli/headless.ts");
   return EXIT_CODES[await runHeadless(prompt, options, prepared, io)];
-}
-
-async function _listSessions(prepared: Prepared, io: CliIo): Promise<number> {
-  if (!prepared.store) {
-    io.err("agent: sessions are not available in this run\n");
-    return 1;
-  }
-  const sessions = await prepared.store.list(prepared.cwd);
-  if (sessions.length === 0) io.out(`No saved sessions in ${prepared.cwd}.\n`);
-  for (const info of sessions) {
-    io.out(
-      `${info.id}  ${info.updated.slice(0, 16).replace("T", " ")}  ${info.messages} message` +
-        `${info.messages === 1 ? "" : "s"}  ` +
-        `${info.model}  ${info.title}\n`,
-    );
-  }
-  return 0;
 }
 
 async function _recall(prepared: Prepared, query: string, io: CliIo): Promise<number> {

@@ -349,3 +349,87 @@ setInterval(() => {}, 60_000);`,
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+/** Runs the CLI in this process with `env`; its exit code and what it printed. */
+async function cli(args: string[], env: Record<string, string>) {
+  const { main } = await import("../cli.ts");
+  let out = "";
+  let err = "";
+  const code = await main(args, {
+    out: (text) => out += text,
+    err: (text) => err += text,
+    readStdin: () => Promise.resolve(undefined),
+    env: (name) => env[name],
+    color: false,
+    onInterrupt: () => () => {},
+  });
+  return { code, out, err };
+}
+
+Deno.test("agent --sessions shows a page, newest first, and how to see the next", async () => {
+  const data = await tempDir();
+  try {
+    const store = fileSessionStore({ dir: join(data, "sessions") });
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) made.push(await record(store, { cwd: data }, 1, i));
+    const env = { AGENT_DATA_DIR: data, HOME: data, OPENAI_API_KEY: "sk-test" };
+    const first = await cli(["--sessions", "--limit", "2", "--cwd", data], env);
+    assert.equal(first.code, 0, first.err);
+    const lines = first.out.trimEnd().split("\n");
+    assert.deepEqual(lines.slice(0, 2).map((line) => line.split(" ")[0]), [made[4], made[3]]);
+    assert.match(
+      lines[2],
+      /^Sessions 1-2 of 5 in .*, newest first\. Next: .*--sessions --page 2 --limit 2$/,
+    );
+    const last = await cli(["--sessions", "--limit", "2", "--page", "3", "--cwd", data], env);
+    assert.deepEqual(last.out.trimEnd().split("\n").map((line) => line.split(" ")[0]), [
+      made[0],
+      "Sessions",
+    ]);
+    assert.match(last.out, /Sessions 5-5 of 5 in .*, newest first\.\n$/);
+    const listed = await cli(["sessions", "list", "--limit", "4", "--cwd", data], env);
+    assert.equal(listed.out.split("\n").length, 6, listed.out);
+    const wrong = await cli(["--page", "2"], env);
+    assert.deepEqual([wrong.code, wrong.err], [2, "agent: --page is an option of --sessions\n"]);
+  } finally {
+    await Deno.remove(data, { recursive: true });
+  }
+});
+
+Deno.test("agent sessions prune says what it removed and the bytes freed", async () => {
+  const data = await tempDir();
+  try {
+    const store = fileSessionStore({ dir: join(data, "sessions") });
+    // Updated 60, 50, 40 days ago (by their entries' dates), and one today.
+    const daysAgo = (n: number) =>
+      Math.round((Date.now() - n * 86_400_000 - Date.parse(at(0))) / 60_000);
+    const old = [];
+    for (const n of [60, 50, 40]) old.push(await record(store, { cwd: "/p/a" }, 1, daysAgo(n)));
+    const today = await record(store, { cwd: "/p/a" }, 1, daysAgo(0));
+    const env = { AGENT_DATA_DIR: data, HOME: data };
+    const dry = await cli(
+      ["sessions", "prune", "--older-than", "30d", "--keep", "2", "--dry-run"],
+      env,
+    );
+    assert.equal(dry.code, 0, dry.err);
+    assert.deepEqual(dry.out.split("\n").slice(0, 2).map((line) => line.split("  ")[1]), [
+      old[1],
+      old[0],
+    ]);
+    assert.match(
+      dry.out,
+      /Would remove 2 sessions \(\d+ B freed\); nothing was removed \(--dry-run\)\.\n$/,
+    );
+    assert.equal((await store.list("/p/a")).length, 4);
+    const done = await cli(["sessions", "prune", "--older-than", "30d", "--keep", "2"], env);
+    assert.match(done.out, /Removed 2 sessions \(\d+ B freed\)\.\n$/);
+    assert.deepEqual(ids(await store.list("/p/a")), [today, old[2]]);
+    const none = await cli(["sessions", "prune"], env);
+    assert.equal(none.code, 2);
+    assert.match(none.err, /needs --older-than <age>, --keep <n>, or both/);
+    const bad = await cli(["sessions", "prune", "--older-than", "soon"], env);
+    assert.deepEqual([bad.code, bad.out], [2, ""]);
+  } finally {
+    await Deno.remove(data, { recursive: true });
+  }
+});

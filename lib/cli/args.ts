@@ -45,6 +45,8 @@ export interface CliArgs {
   noSession: boolean;
   /** List this directory's sessions and exit. */
   listSessions: boolean;
+  /** `--sessions`: the page shown (from 1), and the sessions a page. */
+  sessionsPage?: { page?: number; limit?: number };
   /** Rules that let calls through without asking. */
   allow: string[];
   /** Rules that ask first (deny in headless runs). */
@@ -65,7 +67,9 @@ export interface CliArgs {
    * `serve`: run as an HTTP service; `acp`: an Agent Client Protocol agent on stdio, for
    * editors; `mcp`: the agent as an MCP server (stdio, or Streamable HTTP with `--port`).
    */
-  command?: "serve" | "acp" | "mcp";
+  command?: "serve" | "acp" | "mcp" | "sessions";
+  /** `agent sessions …`: the arguments after `sessions`, parsed by that command. */
+  sessionsArgs?: string[];
   /** `agent mcp login <server>` / `agent mcp logout <server>`: an MCP server's OAuth login. */
   mcpLogin?: { action: "login" | "logout"; server: string };
   /** The port to serve on (serve, mcp). */
@@ -108,6 +112,9 @@ const COMMANDS = ["serve", "acp", "mcp"] as const;
  * ```
  */
 export function parseCliArgs(args: readonly string[]): CliArgs {
+  if (args[0] === "sessions") {
+    return { ...parseCliArgs([]), command: "sessions", sessionsArgs: args.slice(1) };
+  }
   let parsed;
   try {
     parsed = parseArgs({
@@ -131,6 +138,8 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
         resume: { type: "string", short: "r" },
         "no-session": { type: "boolean" },
         sessions: { type: "boolean" },
+        page: { type: "string" },
+        limit: { type: "string" },
         allow: { type: "string", multiple: true },
         ask: { type: "string", multiple: true },
         deny: { type: "string", multiple: true },
@@ -213,6 +222,8 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
   }
   const port = _whole(values.port, "--port", 0, 65535);
   const maxRuns = _whole(values["max-runs"], "--max-runs", 1, 100_000);
+  const paging = ["page", "limit"].find((name) => values[name as "page"] !== undefined);
+  if (paging && !values.sessions) throw new UsageError(`--${paging} is an option of --sessions`);
   if (values.continue && values.resume !== undefined) {
     throw new UsageError("--continue and --resume both pick a session: give one of them");
   }
@@ -226,6 +237,12 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
     resume: values.resume,
     noSession: values["no-session"] ?? false,
     listSessions: values.sessions ?? false,
+    sessionsPage: paging
+      ? {
+        page: _whole(values.page, "--page", 1, 1_000_000),
+        limit: _whole(values.limit, "--limit", 1, 1000),
+      }
+      : undefined,
     allow: values.allow ?? [],
     ask: values.ask ?? [],
     deny: values.deny ?? [],

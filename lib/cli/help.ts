@@ -72,6 +72,7 @@ Usage:
   agent acp [options]                  an Agent Client Protocol agent on stdio, for editors
   agent mcp [--port <n>] [options]     the agent as an MCP server (stdio, or Streamable HTTP)
   agent mcp login|logout <server>      log in to (or out of) an MCP server over OAuth
+  agent sessions [list|prune]          saved sessions: list, prune (agent sessions --help)
   deno run -A jsr:@x/agent [options] [prompt...]
 
 A prompt runs one task and exits; piped stdin goes to the model too, before the prompt. Without a
@@ -92,7 +93,8 @@ Options:
                                 add to the system prompt
   -c, --continue                go on with the latest session of this directory
   -r, --resume <id>             go on with a saved session (an id or its first characters)
-      --sessions                list this directory's saved sessions
+      --sessions                list this directory's saved sessions, a page at a time
+                                (--page <n>, --limit <n>); agent sessions --help for more
       --recall <query>          search this project's memory of earlier work, and exit
       --no-memory               remember nothing and offer no memories
       --no-session              write nothing: no session, no memory

@@ -101,6 +101,8 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
   let opened: SessionIndexDb | undefined;
   const db = (): SessionIndexDb => {
     if (opened) return opened;
+    // No directory yet, no sessions: nothing is kept until there is somewhere to keep it.
+    if (_mtimeSync(dir) === undefined) return openSessionIndexDb(":memory:");
     const path = join(dir, SESSION_INDEX_FILE);
     const granted = (name: "read" | "write") =>
       Deno.permissions.querySync({ name, path }).state === "granted";
@@ -282,11 +284,11 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
       }),
     created: (folder, create) =>
       serial(async () => {
-        const index = db();
         const root = await _mtime(dir);
         const before = await _mtime(join(dir, folder));
         const { result, path } = await create();
         try {
+          const index = db();
           const row = await _read(path);
           const [rootNow, now] = await Promise.all([_mtime(dir), _mtime(join(dir, folder))]);
           const dirs: Array<{ name: string; mtime: number }> = [];
