@@ -8,7 +8,12 @@
  */
 
 import { resolve } from "node:path";
-import type { LoadedSession, SessionInfo, SessionStore } from "../session/mod.ts";
+import {
+  type LoadedSession,
+  MAX_SESSION_PAGE,
+  type SessionInfo,
+  type SessionStore,
+} from "../session/mod.ts";
 import { ServiceError } from "./service_error.ts";
 
 /** The fewest characters of a session id that find it by prefix. */
@@ -18,7 +23,8 @@ export const MIN_SESSION_PREFIX = 8;
  * The one listed session that `id` names: exactly, or as a prefix of at least
  * {@link MIN_SESSION_PREFIX} characters that starts one listed id only. Otherwise a
  * {@link ServiceError}: `bad_request` (400) for a shorter prefix, `not_found` (404), or
- * `ambiguous` (409, saying how many, not which).
+ * `ambiguous` (409, saying how many, not which: `matching` when `listed` is a page of those that
+ * start with `id`).
  *
  * @example
  * ```ts
@@ -42,7 +48,11 @@ export const MIN_SESSION_PREFIX = 8;
  * if (both.status !== 409 || /aaaa|bbbb/.test(both.message)) throw new Error("no id is named");
  * ```
  */
-export function listedSession(listed: readonly SessionInfo[], id: string): SessionInfo {
+export function listedSession(
+  listed: readonly SessionInfo[],
+  id: string,
+  matching?: number,
+): SessionInfo {
   const list = "GET /v1/sessions lists them";
   const exact = listed.find((session) => session.id === id);
   if (exact) return exact;
@@ -62,7 +72,8 @@ export function listedSession(listed: readonly SessionInfo[], id: string): Sessi
     throw new ServiceError(
       "ambiguous",
       409,
-      `"${id}" starts ${matches.length} sessions: give more of the id (${list})`,
+      `"${id}" starts ${Math.max(matches.length, matching ?? 0)} sessions: give more of the id ` +
+        `(${list})`,
     );
   }
   return matches[0];
@@ -71,7 +82,8 @@ export function listedSession(listed: readonly SessionInfo[], id: string): Sessi
 /**
  * Loads the session `id` names among those `store` lists for `cwd` (see {@link listedSession}).
  * A whole id is loaded at once and kept only when it is a session of `cwd`; a prefix is looked
- * up in the list.
+ * up in a page of the listing filtered by it, so that finding one costs the same however many
+ * sessions there are.
  *
  * @example
  * ```ts
@@ -93,11 +105,13 @@ export async function loadListedSession(
   id: string,
 ): Promise<LoadedSession> {
   const where = resolve(cwd);
-  if (id.length >= MIN_SESSION_PREFIX) {
-    const exact = await store.load(id).catch(() => undefined);
-    if (exact?.header.id === id && exact.header.cwd === where) return exact;
+  let page = await store.list(where, { prefix: id, limit: 2 });
+  // More than a page start with it: the whole id, if it is one, may be among the others.
+  const exact = page.sessions.some((session) => session.id === id);
+  if (page.total > 2 && !exact && id.length >= MIN_SESSION_PREFIX) {
+    page = await store.list(where, { prefix: id, limit: MAX_SESSION_PAGE });
   }
-  const found = listedSession(await store.list(where), id);
+  const found = listedSession(page.sessions, id, page.total);
   const loaded = await store.load(found.id);
   if (loaded.header.id !== found.id || loaded.header.cwd !== where) {
     throw new ServiceError("not_found", 404, `No session of this service is "${id}"`);
