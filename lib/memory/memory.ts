@@ -5,6 +5,7 @@
  */
 
 import type { EmbeddingsOptions } from "./embeddings.ts";
+import type { PruneResult, RetentionPolicy } from "./retention.ts";
 import type { Anchor, RetrievedSegment, RunLoop, Segment, SegmentType } from "./types.ts";
 
 /** Options of {@link openMemory}. */
@@ -19,6 +20,26 @@ export interface MemoryOptions {
    * of a key or token, which is redacted without being named here.
    */
   secrets?: readonly string[];
+  /**
+   * How much of the past to keep (default: everything). Applied after each archive, a step at
+   * a time (at most 64 run loops dropped, the oldest ones), at a cost that does not grow with
+   * the memory; `prune()` applies it whole.
+   */
+  retention?: RetentionPolicy;
+}
+
+/** Options of {@link MemoryStore.prune}: a policy to apply (default the store's own). */
+export interface PruneOptions extends RetentionPolicy {
+  /** Count what would be dropped, and drop nothing. */
+  dryRun?: boolean;
+}
+
+/** What {@link MemoryStore.vacuum} gave back. */
+export interface VacuumResult {
+  /** The database and its write-ahead log on disk before, in bytes. */
+  bytesBefore: number;
+  /** And after. */
+  bytesAfter: number;
 }
 
 /** What {@link MemoryStore.archive} did. */
@@ -49,6 +70,12 @@ export interface MemoryStats {
   vectors: number;
   /** The database's size in bytes (without its write-ahead log). */
   bytes: number;
+  /** Of those, the bytes of free pages (reused by new archives; `vacuum()` gives them back). */
+  freeBytes: number;
+  /** When the oldest run loop kept was archived (ISO); absent when there is none. */
+  oldest?: string;
+  /** When the newest was archived (ISO). */
+  newest?: string;
 }
 
 /** A long-term memory of run loops. */
@@ -82,8 +109,19 @@ export interface MemoryStore extends AsyncDisposable {
    * server fails, keeping what was embedded until then.
    */
   reindex(): Promise<{ embedded: number }>;
-  /** Counts and size. */
+  /** Counts and size: one read each, whatever the size of the memory. */
   stats(): MemoryStats;
+  /**
+   * Drops what a retention policy does not keep, whole and oldest first: `options`' bounds, or
+   * else the store's own `retention`. With `dryRun`, counts it and drops nothing.
+   */
+  prune(options?: PruneOptions): Promise<PruneResult>;
+  /**
+   * Gives the space freed by pruning back to the file system: merges the full-text index,
+   * rewrites the database (SQLite's `VACUUM`) and empties its write-ahead log. Takes time in
+   * proportion to the memory's size, and holds the database meanwhile.
+   */
+  vacuum(): Promise<VacuumResult>;
   /** Stops embedding in progress and closes the database. */
   close(): Promise<void>;
 }

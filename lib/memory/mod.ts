@@ -42,8 +42,11 @@ export type {
   MemoryOptions,
   MemoryStats,
   MemoryStore,
+  PruneOptions,
   RetrieveOptions,
+  VacuumResult,
 } from "./memory.ts";
+export { checkRetention, type PruneResult, type RetentionPolicy } from "./retention.ts";
 export { openMemory } from "./sqlite.ts";
 export { openMemoryInWorker } from "./worker.ts";
 export { MemoryError, type MemoryErrorReason } from "./errors.ts";

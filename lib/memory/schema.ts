@@ -63,6 +63,37 @@ CREATE TABLE vectors (
 CREATE INDEX vectors_by_model ON vectors(model);
 `;
 
+/** Added to a database of version 1 that lacks them (see the module's doc). */
+const _COUNTS = `
+CREATE TABLE memory_counts (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  run_loops INTEGER NOT NULL,
+  segments INTEGER NOT NULL
+);
+INSERT INTO memory_counts VALUES (1, (SELECT count(*) FROM run_loops), (SELECT count(*) FROM segments));
+CREATE TABLE vector_counts (model TEXT PRIMARY KEY, n INTEGER NOT NULL);
+INSERT INTO vector_counts SELECT model, count(*) FROM vectors GROUP BY model;
+CREATE TRIGGER run_loops_counted AFTER INSERT ON run_loops
+  BEGIN UPDATE memory_counts SET run_loops = run_loops + 1; END;
+CREATE TRIGGER run_loops_uncounted AFTER DELETE ON run_loops
+  BEGIN UPDATE memory_counts SET run_loops = run_loops - 1; END;
+CREATE TRIGGER segments_counted AFTER INSERT ON segments
+  BEGIN UPDATE memory_counts SET segments = segments + 1; END;
+CREATE TRIGGER segments_uncounted AFTER DELETE ON segments
+  BEGIN UPDATE memory_counts SET segments = segments - 1; END;
+CREATE TRIGGER vectors_counted AFTER INSERT ON vectors
+  BEGIN INSERT INTO vector_counts VALUES (new.model, 1)
+    ON CONFLICT (model) DO UPDATE SET n = n + 1; END;
+CREATE TRIGGER vectors_uncounted AFTER DELETE ON vectors
+  BEGIN UPDATE vector_counts SET n = n - 1 WHERE model = old.model; END;
+CREATE TRIGGER vectors_recounted AFTER UPDATE OF model ON vectors WHEN old.model <> new.model
+  BEGIN
+    UPDATE vector_counts SET n = n - 1 WHERE model = old.model;
+    INSERT INTO vector_counts VALUES (new.model, 1) ON CONFLICT (model) DO UPDATE SET n = n + 1;
+  END;
+CREATE INDEX IF NOT EXISTS run_loops_by_seed ON run_loops (json_extract(json, '$.seededFrom'));
+`;
+
 /**
  * Opens (creating when new) a memory database at `path` (a file, or `:memory:`), in WAL mode,
  * with foreign keys on. The file, its write-ahead log and its shared-memory file are private to
@@ -136,6 +167,8 @@ function _migrate(db: DatabaseSync, path: string): void {
         reason: "invalid",
       });
     }
+    const counted = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'memory_counts'").get();
+    if (!counted) db.exec(_COUNTS);
     db.exec("COMMIT");
   } catch (error) {
     if (db.isTransaction) db.exec("ROLLBACK");

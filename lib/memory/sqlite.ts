@@ -15,6 +15,7 @@ import { scrubMemory } from "./scrub.ts";
 import { segmentRunLoop } from "./segments.ts";
 import { redactValue, secretRedactor } from "../secrets/redact.ts";
 import type { ArchiveResult, MemoryOptions, MemoryStore } from "./memory.ts";
+import { checkRetention, PRUNE_STEP, pruner } from "./retention.ts";
 import type { RunLoop, Segment, SegmentType } from "./types.ts";
 import { SEGMENT_TYPES, type SegmentRow, type VectorStore, vectorStore } from "./vector_store.ts";
 
@@ -92,11 +93,20 @@ function _open(options: MemoryOptions): MemoryStore {
   );
   const loopJson = sql("SELECT json FROM run_loops WHERE id = ?");
   const recentJson = sql("SELECT json FROM run_loops ORDER BY archive_seq DESC LIMIT ?");
+  // Counts kept by triggers, and the two ends of an index: one read each, whatever the size.
   const counts = sql(
-    `SELECT (SELECT count(*) FROM run_loops) AS runLoops, (SELECT count(*) FROM segments) AS
-     segments, (SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()) AS bytes`,
+    `SELECT run_loops AS runLoops, segments,
+       (SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()) AS bytes,
+       (SELECT freelist_count * page_size FROM pragma_freelist_count(), pragma_page_size())
+         AS freeBytes,
+       (SELECT archived_at FROM run_loops ORDER BY archive_seq LIMIT 1) AS oldest,
+       (SELECT archived_at FROM run_loops ORDER BY archive_seq DESC LIMIT 1) AS newest
+     FROM memory_counts`,
   );
   const ftsSearch = ftsSearcher(db);
+  const retention = options.retention && checkRetention(options.retention);
+  const prunes = pruner(db);
+  const forget = (ids: number[]) => vectors?.forget(ids);
 
   let closed = false;
   let backlog: boolean | undefined = undefined; // whether older segments lack vectors
@@ -164,7 +174,9 @@ function _open(options: MemoryOptions): MemoryStore {
         : String(error);
       return { embedded: false, reason };
     }
-    if (backlog !== false && !closed) {
+    // Whether an earlier failure left segments without a vector: two counts, not a scan.
+    backlog ??= vectors.count() < Number(counts.get()?.segments);
+    if (backlog && !closed) {
       // Catch up on segments an earlier failure left without a vector, a few at a time.
       const older = vectors.missing(0, _BACKLOG);
       if (older.length < _BACKLOG) backlog = false;
@@ -179,6 +191,9 @@ function _open(options: MemoryOptions): MemoryStore {
       const clean = redactValue(loop, redact);
       const segments = segmentRunLoop(clean);
       const unembedded = store(clean, segments);
+      // The policy is kept a step at a time: as many run loops dropped as were archived, and a
+      // few more, the oldest ones read through an index.
+      if (retention) prunes.prune(retention, { limit: PRUNE_STEP, dropped: forget });
       return { segments: segments.length, ...await track(embed(unembedded)) };
     },
 
@@ -270,7 +285,31 @@ function _open(options: MemoryOptions): MemoryStore {
         segments: Number(row.segments),
         vectors: vectors?.count() ?? 0,
         bytes: Number(row.bytes),
+        freeBytes: Number(row.freeBytes),
+        ...(row.oldest === null ? {} : { oldest: String(row.oldest), newest: String(row.newest) }),
       };
+    },
+
+    prune(policy) {
+      return _promise(() => {
+        open();
+        const { dryRun, ...bounds } = policy ?? {};
+        const given = Object.values(bounds).some((value) => value !== undefined);
+        return prunes.prune(given ? bounds : retention ?? {}, { dryRun, dropped: forget });
+      });
+    },
+
+    vacuum() {
+      return _promise(() => {
+        open();
+        const before = _fileBytes(options.path);
+        // The full-text index is merged into one b-tree (dropping what deletions left in it),
+        // the file rewritten without its free pages, and the write-ahead log emptied.
+        db.exec("INSERT INTO segments_fts (segments_fts) VALUES ('optimize')");
+        db.exec("VACUUM");
+        db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+        return { bytesBefore: before, bytesAfter: _fileBytes(options.path) };
+      });
     },
 
     async close() {
@@ -286,6 +325,20 @@ function _open(options: MemoryOptions): MemoryStore {
     },
   };
   return memory;
+}
+
+/** The bytes of a database file and its write-ahead log on disk (0 in memory). */
+function _fileBytes(path: string): number {
+  if (path === "" || path === ":memory:" || path.startsWith("file:")) return 0;
+  let bytes = 0;
+  for (const file of [path, `${path}-wal`]) {
+    try {
+      bytes += Deno.statSync(file).size;
+    } catch {
+      // No log.
+    }
+  }
+  return bytes;
 }
 
 /** A promise of what `work` returns, rejected with what it throws. */

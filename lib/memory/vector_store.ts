@@ -93,7 +93,9 @@ export function vectorStore(db: DatabaseSync, embedder: Embedder): VectorStore {
     `SELECT id, type, text FROM segments s WHERE id > ? AND NOT EXISTS
      (SELECT 1 FROM vectors v WHERE v.segment_id = s.id AND v.model = ?) ORDER BY id LIMIT ?`,
   );
-  const countStatement = db.prepare("SELECT count(*) AS n FROM vectors WHERE model = ?");
+  const countStatement = db.prepare(
+    "SELECT coalesce((SELECT n FROM vector_counts WHERE model = ?), 0) AS n",
+  );
   const loadStatement = db.prepare(
     `SELECT v.segment_id AS id, s.type AS type, v.vector AS vector FROM vectors v
      JOIN segments s ON s.id = v.segment_id WHERE v.model = ?`,

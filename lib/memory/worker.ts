@@ -31,7 +31,7 @@ interface _Reply {
 /**
  * Opens a memory database like `openMemory()`, its work done in a worker thread. The options
  * cross to the thread, so they must be plain data (no custom `fetch`). `stats()` gives the
- * counts as of the last `archive()` or `reindex()`. The thread does not keep the process
+ * counts as of the last `archive()`, `reindex()`, `prune()` or `vacuum()`. The thread does not keep the process
  * alive while no call is pending; `close()` ends it.
  *
  * @example
@@ -69,7 +69,7 @@ export async function openMemoryInWorker(options: MemoryOptions): Promise<Memory
   worker.unref();
   const waiting = new Map<number, PromiseWithResolvers<unknown>>();
   let calls = 0;
-  let stats: MemoryStats = { runLoops: 0, segments: 0, vectors: 0, bytes: 0 };
+  let stats: MemoryStats = { runLoops: 0, segments: 0, vectors: 0, bytes: 0, freeBytes: 0 };
   let closed = false;
   let failure: Error | undefined;
 
@@ -121,6 +121,8 @@ export async function openMemoryInWorker(options: MemoryOptions): Promise<Memory
     runLoop: (id) => call("runLoop", id),
     recent: (limit) => call("recent", limit),
     reindex: () => call("reindex"),
+    prune: (options) => call("prune", options),
+    vacuum: () => call("vacuum"),
     stats() {
       if (closed) throw new MemoryError("The memory is closed", { reason: "closed" });
       return { ...stats };

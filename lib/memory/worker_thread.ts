@@ -15,7 +15,7 @@ const opening: Promise<MemoryStore> = openMemory(workerData as MemoryOptions);
 opening.catch(() => {});
 
 /** The calls after which the counts are sent along. */
-const _CHANGES = new Set(["open", "archive", "reindex"]);
+const _CHANGES = new Set(["open", "archive", "reindex", "prune", "vacuum"]);
 
 parentPort?.on("message", async ({ id, method, args }) => {
   try {
