@@ -166,6 +166,10 @@ async function _main(args: readonly string[], io: CliIo & RedactedOutput): Promi
     const { runMcpServer } = await import("./lib/cli/mcp_server.ts");
     return await runMcpServer(options, io);
   }
+  if (options.command === "memory") {
+    const { runMemoryCommand } = await import("./lib/cli/memory_command.ts");
+    return await runMemoryCommand(options.memoryArgs ?? [], io);
+  }
   _loadTransport(options, io.env);
   // No prompt on a terminal: an interactive session (unless -p); no prompt otherwise: read stdin.
   const listing = options.listSessions || options.recall !== undefined ||

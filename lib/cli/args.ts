@@ -67,9 +67,11 @@ export interface CliArgs {
    * `serve`: run as an HTTP service; `acp`: an Agent Client Protocol agent on stdio, for
    * editors; `mcp`: the agent as an MCP server (stdio, or Streamable HTTP with `--port`).
    */
-  command?: "serve" | "acp" | "mcp" | "sessions";
+  command?: "serve" | "acp" | "mcp" | "memory" | "sessions";
   /** `agent sessions …`: the arguments after `sessions`, parsed by that command. */
   sessionsArgs?: string[];
+  /** `agent memory …`: the arguments after `memory`, parsed by that command. */
+  memoryArgs?: string[];
   /** `agent mcp login <server>` / `agent mcp logout <server>`: an MCP server's OAuth login. */
   mcpLogin?: { action: "login" | "logout"; server: string };
   /** The port to serve on (serve, mcp). */
@@ -114,6 +116,9 @@ const COMMANDS = ["serve", "acp", "mcp"] as const;
 export function parseCliArgs(args: readonly string[]): CliArgs {
   if (args[0] === "sessions") {
     return { ...parseCliArgs([]), command: "sessions", sessionsArgs: args.slice(1) };
+  }
+  if (args[0] === "memory") {
+    return { ...parseCliArgs([]), command: "memory", memoryArgs: args.slice(1) };
   }
   let parsed;
   try {

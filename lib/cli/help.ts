@@ -73,6 +73,7 @@ Usage:
   agent mcp [--port <n>] [options]     the agent as an MCP server (stdio, or Streamable HTTP)
   agent mcp login|logout <server>      log in to (or out of) an MCP server over OAuth
   agent sessions [list|prune]          saved sessions: list, prune (agent sessions --help)
+  agent memory [stats|prune|vacuum]    the project's memory: size, pruning (agent memory --help)
   deno run -A jsr:@x/agent [options] [prompt...]
 
 A prompt runs one task and exits; piped stdin goes to the model too, before the prompt. Without a

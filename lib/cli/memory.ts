@@ -1,12 +1,19 @@
 /**
  * The CLI's long-term memory: one SQLite database per project in the user's data directory,
- * with embeddings when the settings name an endpoint.
+ * with embeddings when the settings name an endpoint, kept within a retention policy
+ * (`memory.retention` in the user's settings, {@link DEFAULT_RETENTION} by default).
  *
  * @module
  */
 
 import { basename, join } from "node:path";
-import { MemoryError, type MemoryStore, openMemory, openMemoryInWorker } from "../memory/mod.ts";
+import {
+  MemoryError,
+  type MemoryStore,
+  openMemory,
+  openMemoryInWorker,
+  type RetentionPolicy,
+} from "../memory/mod.ts";
 import { ensurePrivateDir } from "../files/private_files.ts";
 import { projectSessionsDir, type Redactor } from "../session/mod.ts";
 import type { Settings } from "./settings.ts";
@@ -26,6 +33,55 @@ export interface MemorySettings {
     /** Shorter vectors, for models that can. */
     dimensions?: number;
   };
+  /**
+   * How much of the past is kept: each bound given replaces the default's, `null` lifts it;
+   * `false` keeps everything (see {@link DEFAULT_RETENTION}).
+   */
+  retention?: false | {
+    /** Run loops archived longer ago are dropped. */
+    maxAgeDays?: number | null;
+    /** Only the newest this many are kept. */
+    maxRunLoops?: number | null;
+    /** The oldest are dropped while the database uses more bytes than this. */
+    maxBytes?: number | null;
+  };
+}
+
+/**
+ * What a project's memory keeps unless the settings say otherwise: run loops of the last 180
+ * days, at most the newest 10,000 of them, in at most 256 MiB. A run of a few tool calls takes
+ * a few kilobytes, so the bound most users reach first is the count; a memory that grew
+ * without one slowed every run, and filled the disk.
+ */
+export const DEFAULT_RETENTION: Readonly<Required<RetentionPolicy>> = Object.freeze({
+  maxAgeDays: 180,
+  maxRunLoops: 10_000,
+  maxBytes: 256 * 1024 * 1024,
+});
+
+/**
+ * The retention policy the settings give: the default's bounds, each replaced by the
+ * settings' own (`null` lifting it); nothing for `false`.
+ *
+ * @example
+ * ```ts
+ * import { retentionPolicy } from "./memory.ts";
+ * const policy = retentionPolicy({ memory: { retention: { maxRunLoops: 500, maxBytes: null } } });
+ * if (policy?.maxRunLoops !== 500 || policy.maxBytes !== undefined || !policy.maxAgeDays) {
+ *   throw new Error("unexpected");
+ * }
+ * if (retentionPolicy({ memory: { retention: false } }) !== undefined) throw new Error();
+ * ```
+ */
+export function retentionPolicy(settings: Settings): RetentionPolicy | undefined {
+  const given = (settings.memory as MemorySettings | undefined)?.retention;
+  if (given === false) return undefined;
+  const policy: RetentionPolicy = {};
+  for (const key of ["maxAgeDays", "maxRunLoops", "maxBytes"] as const) {
+    const value = given?.[key] === undefined ? DEFAULT_RETENTION[key] : given[key];
+    if (value !== null) policy[key] = value;
+  }
+  return policy;
 }
 
 /**
@@ -71,15 +127,17 @@ export async function openProjectMemory(options: {
     ensurePrivateDir(options.dataDir);
     ensurePrivateDir(join(options.dataDir, "memory"));
     const secrets = options.redact?.secrets ?? [];
+    const retention = retentionPolicy(options.settings);
     if (options.inWorker) {
       // A thread that cannot start (the runtime may not allow it) is no reason to go without.
-      const inWorker = await openMemoryInWorker({ path, embeddings, secrets }).catch((error) => {
+      const opening = openMemoryInWorker({ path, embeddings, secrets, retention });
+      const inWorker = await opening.catch((error) => {
         if (error instanceof MemoryError) throw error;
         return undefined;
       });
       if (inWorker) return inWorker;
     }
-    return await openMemory({ path, embeddings, secrets });
+    return await openMemory({ path, embeddings, secrets, retention });
   } catch (error) {
     options.warn(`memory is off: ${path} could not be opened (${(error as Error).message})`);
     return undefined;

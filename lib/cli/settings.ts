@@ -110,6 +110,14 @@ function _makeSchema() {
         apiKeyEnv: z.string().optional(),
         dimensions: z.number().int().positive().optional(),
       }).strict().optional(),
+      retention: z.union([
+        z.literal(false),
+        z.object({
+          maxAgeDays: z.number().positive().nullable().optional(),
+          maxRunLoops: z.number().int().positive().nullable().optional(),
+          maxBytes: z.number().int().positive().nullable().optional(),
+        }).strict(),
+      ]).optional(),
     }).strict().optional(),
     thinkingBudget: z.number().int().nonnegative().optional(),
     trustedDirectories: z.array(z.string().min(1)).optional(),
@@ -274,10 +282,10 @@ export async function loadSettings(
     }
     if (memory) {
       // An embeddings endpoint would receive a key and the memory's text: the user's to choose.
-      if (memory.embeddings) {
-        warnings.push(
-          `${projectPath}: "memory.embeddings" ignored; only the user settings may set it`,
-        );
+      // How much of the user's past is kept, and forgotten, is the user's to choose too.
+      for (const key of ["embeddings", "retention"] as const) {
+        if (memory[key] === undefined) continue;
+        warnings.push(`${projectPath}: "memory.${key}" ignored; only the user settings may set it`);
       }
       settings.memory = {
         ...user?.memory,
