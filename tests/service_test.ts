@@ -531,7 +531,7 @@ Deno.test("service: 100 runs at once against the mock model, with no cross-talk"
   }
   assert.equal(loopIds.size, 100);
   // Each run loop's session holds its own conversation only.
-  const listed = await (await fetch(`${service.url}/v1/sessions`)).json();
+  const listed = await (await fetch(`${service.url}/v1/sessions?limit=100`)).json();
   assert.equal(listed.sessions.length, 100);
   const one = runs[42];
   const session = await (await fetch(`${service.url}/v1/sessions/${one.events[1].data.runLoopId}`))

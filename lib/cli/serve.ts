@@ -3,8 +3,12 @@
  * (those Deno grants), rules, hooks, sandbox, sessions and memory. It always authenticates: every
  * request but `GET /v1/health` carries a bearer token, `AGENT_SERVE_TOKEN` or one it makes and
  * keeps for the user alone in the data directory (its start line says where). Other hosts than
- * loopback are served only with `AGENT_SERVE_TOKEN`. Ctrl+C cancels the runs going, lets their
- * streams end, and stops.
+ * loopback are served only with `AGENT_SERVE_TOKEN`.
+ *
+ * Ctrl+C (SIGINT) or SIGTERM drains it: every new request is answered 503 with `Retry-After`,
+ * the runs going have {@link DRAIN_GRACE_MS} to end (then they are cancelled), their streams end
+ * with their result, the answers begun are sent, and it exits 0. A second Ctrl+C cancels the
+ * runs at once; a third exits at once (130).
  *
  * @module
  */
@@ -25,6 +29,12 @@ export const DEFAULT_PORT = 8787;
 
 /** Runs at once by default. */
 export const DEFAULT_MAX_RUNS = 16;
+
+/**
+ * How long the runs going may go on once the service is asked to stop, before they are
+ * cancelled: short enough that the whole stop fits in the 10 s a container is given to stop.
+ */
+export const DRAIN_GRACE_MS = 5_000;
 
 /**
  * Serves until interrupted; resolves to the exit code (2 when the address cannot be used).
@@ -131,20 +141,41 @@ export async function runServe(
     }
     throw error;
   }
-  let interrupts = 0;
-  const removeInterrupt = io.onInterrupt(() => {
-    if (++interrupts > 1) Deno.exit(130);
+  let stops = 0;
+  const cancel = () => {
+    const { running } = handler.service.load();
+    if (running) io.err(`agent: cancelling ${_runs(running)}\n`);
+    return handler.close();
+  };
+  const stop = () => {
+    stops++;
+    if (stops > 2) Deno.exit(130);
+    if (stops === 2) return void cancel();
     const { running } = handler.service.load();
     io.err(
-      `agent: stopping${running ? `: cancelling ${_runs(running)}` : ""}\n`,
+      "agent: stopping: new requests get 503" +
+        (running
+          ? `; ${_runs(running)} going may take ${DRAIN_GRACE_MS / 1000} s to end, then ` +
+            `${running === 1 ? "it is" : "they are"} cancelled (Ctrl+C again cancels now)`
+          : "") +
+        "\n",
     );
-    // Runs end (as aborted, their sessions saved), their streams close, then the server stops.
-    handler.close().finally(() => server.shutdown());
-  });
+    // Runs end (with their result, or cancelled after the grace: aborted, their sessions
+    // saved), their streams and the answers begun are sent, then the server stops.
+    const late = setTimeout(cancel, DRAIN_GRACE_MS);
+    handler.drain().finally(() => {
+      clearTimeout(late);
+      server.shutdown();
+    });
+  };
+  const removeInterrupt = io.onInterrupt(stop);
+  const terminate = Deno.build.os === "windows" ? undefined : stop;
+  if (terminate) Deno.addSignalListener("SIGTERM", terminate);
   try {
     await server.finished;
   } finally {
     removeInterrupt();
+    if (terminate) Deno.removeSignalListener("SIGTERM", terminate);
     if (tokenFile) dropServeToken(tokenFile, token);
   }
   return failed ? 1 : 0;

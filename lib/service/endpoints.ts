@@ -14,6 +14,9 @@ import { runLoopMessageSchema, type RunRequestBody, runRequestSchema } from "./s
 import { type AgentService, type Delivery, type RunRequest, ServiceError } from "./service.ts";
 import { sseResponse } from "./sse.ts";
 import { redactValue } from "../secrets/redact.ts";
+import { MAX_SESSION_PAGE, SESSION_PAGE, type SessionListOptions } from "../session/mod.ts";
+import type { ReadSlots } from "./read_slots.ts";
+import { sessionBody } from "./session_body.ts";
 
 /** One endpoint of the service. */
 export interface Endpoint {
@@ -33,6 +36,8 @@ export interface EndpointOptions {
   maxBodyBytes: number;
   /** Replaces the secrets in a text: every JSON answer goes through it (default: none). */
   redact?: (text: string) => string;
+  /** The slots of the sessions sent whole at once (default: no bound). */
+  reads?: ReadSlots;
 }
 
 /**
@@ -51,7 +56,7 @@ export interface EndpointOptions {
  * ```
  */
 export function serviceEndpoints(service: AgentService, options: EndpointOptions): Endpoint[] {
-  const { basePath, maxBodyBytes, redact } = options;
+  const { basePath, maxBodyBytes, redact, reads } = options;
   const json: _Json = (status, body, headers) =>
     jsonResponse(status, redact ? redactValue(body, redact) : body, headers);
   let openapi: string | undefined;
@@ -147,19 +152,26 @@ export function serviceEndpoints(service: AgentService, options: EndpointOptions
     {
       method: "GET",
       path: ["v1", "sessions"],
-      answer: async () => json(200, { sessions: await service.sessions() }),
+      answer: async (request) => {
+        const page = await _sessionPage(service, new URL(request.url).searchParams);
+        return json(200, { sessions: page.sessions, total: page.total, next: page.next ?? null });
+      },
     },
     {
       method: "GET",
       path: ["v1", "sessions", ":id"],
       answer: async (_request, id) => {
-        const { header, messages, model, compaction } = await service.session(id);
-        return json(200, {
-          ...header,
-          model,
-          messages,
-          ...(compaction ? { compaction } : {}),
-        });
+        // Read as it is sent, a slot of the heavy reads held until the body ends.
+        const release = reads ? await reads.take() : () => {};
+        try {
+          const reader = await service.readSession(id);
+          return new Response(sessionBody(reader, { redact, onEnd: release }), {
+            headers: { "content-type": "application/json" },
+          });
+        } catch (error) {
+          release();
+          throw error;
+        }
       },
     },
     {
@@ -328,6 +340,34 @@ async function _body<T extends z.ZodType>(
     );
   }
   return checked.data;
+}
+
+/** The page of sessions `?limit=&cursor=` asks for; a 400 for a bad limit or cursor. */
+async function _sessionPage(service: AgentService, params: URLSearchParams) {
+  const options: SessionListOptions = { limit: SESSION_PAGE };
+  const limit = params.get("limit");
+  if (limit !== null) {
+    options.limit = Number(limit);
+    if (!/^\d+$/.test(limit) || options.limit < 1 || options.limit > MAX_SESSION_PAGE) {
+      throw new ServiceError(
+        "bad_request",
+        400,
+        `?limit= is how many sessions a page holds, 1 to ${MAX_SESSION_PAGE}, not "${limit}"`,
+      );
+    }
+  }
+  const cursor = params.get("cursor");
+  if (cursor) options.cursor = cursor;
+  try {
+    return await service.sessions(options);
+  } catch (error) {
+    if (!(error instanceof TypeError) || !cursor) throw error;
+    throw new ServiceError(
+      "bad_request",
+      400,
+      `?cursor= is the "next" of the page before, not "${cursor.slice(0, 80)}"`,
+    );
+  }
 }
 
 /** The run `id`, or a 404. */

@@ -10,15 +10,20 @@
  * <token>`); `/v1/health` answers anyone that the service is up, and tells more (version, runs
  * going) only to those with the token.
  *
+ * A handler that drains (before its server stops) answers every new request 503 with
+ * `Retry-After`, while the runs going end and the answers begun are sent whole.
+ *
  * @module
  */
 
 import { SessionError } from "../session/mod.ts";
 import { checkAccess } from "./auth.ts";
 import { jsonResponse, routeRequest, serviceEndpoints } from "./endpoints.ts";
+import { readSlots } from "./read_slots.ts";
 import {
   type AgentService,
   type AgentServiceOptions,
+  CLOSING_RETRY_AFTER,
   createAgentService,
   ServiceError,
 } from "./service.ts";
@@ -37,6 +42,12 @@ export interface AgentHandlerOptions extends AgentServiceOptions {
   basePath?: string;
   /** The largest request body, in bytes (default 2 MiB); a larger one is refused as it arrives. */
   maxBodyBytes?: number;
+  /**
+   * Sessions sent whole at once at most (default 8); as many more wait their turn, and past
+   * them a read is refused with 503 and `Retry-After`. Each is read from its store as it is
+   * sent, so this bounds the reads' memory by their number, not by the sessions' size.
+   */
+  maxConcurrentSessionReads?: number;
 }
 
 /** The handler, with the service behind it. */
@@ -47,6 +58,17 @@ export interface AgentHandler {
   readonly service: AgentService;
   /** Cancels the runs going and waits for them to end. */
   close(): Promise<void>;
+  /**
+   * Stops taking work, for a shutdown that answers: from now on every request is answered 503
+   * (code `closing`) with `Retry-After` and `Connection: close`, and the runs going go on
+   * ({@link AgentHandler.close} cancels them: they end with status `aborted`, their streams
+   * with them). Resolves once they ended, every request taken before was answered, every
+   * session being sent was sent (or dropped by its client) and the service is closed: then the
+   * server can stop.
+   */
+  drain(): Promise<void>;
+  /** Whether the handler drains (or has drained). */
+  readonly draining: boolean;
 }
 
 /**
@@ -71,7 +93,11 @@ export interface AgentHandler {
  * if (body.run.result.text !== "Hello!") throw new Error("unexpected");
  * const refused = await handler(new Request("http://127.0.0.1/v1/runs"));
  * if (refused.status !== 401) throw new Error("unexpected");
- * await handler.close();
+ * // Before its server stops: new requests are refused (503) while the work going ends.
+ * const stopped = handler.drain();
+ * const late = await handler(new Request("http://127.0.0.1/v1/health"));
+ * if (late.status !== 503 || late.headers.get("retry-after") !== "5") throw new Error();
+ * await stopped;
  * ```
  */
 export function createAgentHandler(options: AgentHandlerOptions): AgentHandler {
@@ -79,13 +105,39 @@ export function createAgentHandler(options: AgentHandlerOptions): AgentHandler {
   const service = createAgentService(options);
   const base = (options.basePath ?? "").replace(/\/+$/, "");
   const redact = options.redact ?? ((text: string) => text);
+  const reads = readSlots(options.maxConcurrentSessionReads ?? 8);
   const endpoints = serviceEndpoints(service, {
     basePath: base,
     maxBodyBytes: options.maxBodyBytes ?? 2 * 1024 * 1024,
     redact: options.redact,
+    reads,
   });
+  let draining: Promise<void> | undefined;
+  /** Requests taken and not yet answered. */
+  let answering = 0;
+  let answered = Promise.withResolvers<void>();
 
   const handler = async (request: Request) => {
+    if (draining) {
+      return jsonResponse(503, {
+        error: {
+          code: "closing",
+          message: `The service is shutting down: it takes no new requests; try again in ` +
+            `${CLOSING_RETRY_AFTER} s`,
+        },
+      }, { "retry-after": String(CLOSING_RETRY_AFTER), connection: "close" });
+    }
+    answering++;
+    try {
+      return await _answer(request);
+    } finally {
+      if (--answering === 0) {
+        answered.resolve();
+        answered = Promise.withResolvers<void>();
+      }
+    }
+  };
+  const _answer = async (request: Request) => {
     try {
       const pathname = _pathname(request);
       const refused = checkAccess(request, token);
@@ -106,7 +158,25 @@ export function createAgentHandler(options: AgentHandlerOptions): AgentHandler {
       return _error(error, redact);
     }
   };
-  return Object.assign(handler, { service, close: () => service.close() });
+  const drain = async () => {
+    while (true) {
+      // A request taken before may yet start a run: wait for both until neither is left.
+      const going = service.runs().filter((run) => run.status === "running");
+      if (going.length) await Promise.all(going.map((run) => service.run(run.id)?.done));
+      else if (answering > 0) await answered.promise;
+      else break;
+    }
+    await reads.idle();
+    await service.close();
+  };
+  const withService = Object.assign(handler, {
+    service,
+    close: () => service.close(),
+    drain: () => draining ??= drain(),
+  });
+  return Object.defineProperty(withService, "draining", { get: () => draining !== undefined }) as
+    & typeof withService
+    & { readonly draining: boolean };
 }
 
 /** The token given, checked: a non-empty string, or `false`. */

@@ -18,7 +18,14 @@ import type { MemoryStore, RetrievedSegment } from "../memory/mod.ts";
 import type { RunLoop } from "../memory/types.ts";
 import type { Model } from "../model.ts";
 import { type Placement, runLoops } from "../runloop/manager.ts";
-import type { LoadedSession, SessionInfo, SessionStore } from "../session/mod.ts";
+import type {
+  LoadedSession,
+  SessionInfo,
+  SessionListOptions,
+  SessionPage,
+  SessionReader,
+  SessionStore,
+} from "../session/mod.ts";
 import type { PolicyOptions } from "../permissions/policy.ts";
 import type { Tool } from "../tool.ts";
 import type { ServiceEvent } from "./events.ts";
@@ -26,8 +33,12 @@ import { eventRedactor } from "./redacted_events.ts";
 import { type RunInfo, ServiceRun } from "./run.ts";
 import { ServiceError } from "./service_error.ts";
 import { loadListedSession } from "./session_lookup.ts";
+import { readListedSession } from "./session_read.ts";
 
 export { ServiceError };
+
+/** Seconds a client refused while the service shuts down is asked to wait (`Retry-After`). */
+export const CLOSING_RETRY_AFTER = 5;
 
 /** Options of {@link createAgentService}. */
 export interface AgentServiceOptions {
@@ -121,10 +132,20 @@ export interface AgentService {
   /** The saved sessions of the service's working directory, newest first. */
   sessions(): Promise<SessionInfo[]>;
   /**
+   * A page of the saved sessions of the service's working directory, newest first: at most
+   * `limit` (default 50), from the `cursor` that `next` of the page before gives.
+   */
+  sessions(options: SessionListOptions): Promise<SessionPage>;
+  /**
    * A saved session of the service's working directory (one that {@link AgentService.sessions}
    * lists), by its id or a prefix of at least `MIN_SESSION_PREFIX` (8) characters.
    */
   session(id: string): Promise<LoadedSession>;
+  /**
+   * The same session as {@link AgentService.session}, read entry by entry as they are iterated
+   * rather than loaded whole: for sessions of any size. Close it when stopping early.
+   */
+  readSession(id: string): Promise<SessionReader>;
   /** Searches the long-term memory. */
   searchMemory(query: string, limit?: number): Promise<RetrievedSegment[]>;
   /** How many runs are going, and the limit. */
@@ -194,7 +215,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
     return matches.length === 1 ? busy.get(matches[0]) : undefined;
   };
   const admit = () => {
-    if (closed) throw new ServiceError("closing", 503, "The service is shutting down");
+    if (closed) throw _closing();
     if (running.size >= limit) {
       const [going, one] = running.size === 1
         ? ["1 run is going", "it"]
@@ -330,7 +351,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
     },
 
     async send(request) {
-      if (closed) throw new ServiceError("closing", 503, "The service is shutting down");
+      if (closed) throw _closing();
       if (request.runLoopId !== undefined) {
         // A run loop whose run is ending (archiving) takes the message into that run.
         const ending = busyRun(request.runLoopId);
@@ -398,14 +419,20 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       await _forget(loop.id);
     },
 
-    async sessions() {
-      if (!options.sessions) return [];
-      return await options.sessions.list(options.cwd ?? ".");
-    },
+    sessions: (async (page?: SessionListOptions) => {
+      if (!options.sessions) return page ? { sessions: [], total: 0 } : [];
+      return page
+        ? await options.sessions.list(options.cwd ?? ".", page)
+        : await options.sessions.list(options.cwd ?? ".");
+    }) as AgentService["sessions"],
     async session(id) {
       if (!options.sessions) throw new ServiceError("not_found", 404, "Sessions are not saved");
       // Only the sessions it lists: those of its own working directory, not every project's.
       return await loadListedSession(options.sessions, options.cwd ?? ".", id);
+    },
+    async readSession(id) {
+      if (!options.sessions) throw new ServiceError("not_found", 404, "Sessions are not saved");
+      return await readListedSession(options.sessions, options.cwd ?? ".", id);
     },
     async searchMemory(query, max = 10) {
       if (!options.memory) {
@@ -424,6 +451,16 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       for (const id of [...conversations.keys()]) await _forget(id);
     },
   };
+}
+
+/** The refusal of a service that is shutting down. */
+function _closing(): ServiceError {
+  return new ServiceError(
+    "closing",
+    503,
+    `The service is shutting down: it takes no new work; try again in ${CLOSING_RETRY_AFTER} s`,
+    CLOSING_RETRY_AFTER,
+  );
 }
 
 /** "1 message sent to this run was", or "n messages sent to this run were". */

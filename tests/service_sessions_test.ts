@@ -1,0 +1,252 @@
+/**
+ * The service's sessions over real HTTP on loopback (`Deno.serve` with the handler, sessions in
+ * JSONL files): listings by pages, a session sent as it is read, the bound on reads at once,
+ * and a handler that drains before its server stops.
+ */
+
+import "./isolated_env.ts";
+import assert from "node:assert/strict";
+import { createAgentHandler } from "../lib/service/mod.ts";
+import type { AgentHandlerOptions } from "../lib/service/handler.ts";
+import { fileSessionStore, type SessionStore } from "../lib/session/mod.ts";
+import { secretRedactor } from "../lib/secrets/redact.ts";
+import { resolveModel } from "../lib/providers/mod.ts";
+import { startMockOpenAIServer } from "../lib/testing/mod.ts";
+import { scriptedModel } from "../lib/testing/scripted_model.ts";
+
+// deno-lint-ignore no-explicit-any
+type Json = Record<string, any>;
+
+const CWD = "/work/app";
+const SECRET = "sk-sessions-test-0123456789abcdef";
+
+/** A file session store in a directory of its own, removed when disposed. */
+async function tempStore(): Promise<{ store: SessionStore; dir: string } & AsyncDisposable> {
+  const dir = await Deno.makeTempDir({ prefix: "service_sessions_" });
+  return {
+    store: fileSessionStore({ dir }),
+    dir,
+    [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }),
+  };
+}
+
+/** A service on a free loopback port over `store`; `url` is its root. */
+function serve(store: SessionStore, options: Partial<AgentHandlerOptions> = {}) {
+  const handler = createAgentHandler({
+    model: scriptedModel([]),
+    token: false,
+    cwd: CWD,
+    sessions: store,
+    redact: secretRedactor([SECRET]),
+    ...options,
+  });
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, handler);
+  return {
+    handler,
+    url: `http://127.0.0.1:${server.addr.port}`,
+    async [Symbol.asyncDispose]() {
+      await handler.close();
+      await server.shutdown();
+    },
+  };
+}
+
+/** Writes `count` sessions of `cwd`, one second apart; gives their ids, oldest first. */
+async function writeSessions(store: SessionStore, count: number, cwd = CWD): Promise<string[]> {
+  const ids: string[] = [];
+  const start = Date.parse("2026-01-01T00:00:00Z");
+  for (let i = 0; i < count; i++) {
+    const writer = await store.create({ cwd, model: "openai/test" });
+    const at = new Date(start + i * 1000).toISOString();
+    await writer.append({ type: "message", message: { role: "user", content: `task ${i}` }, at });
+    await writer.close();
+    ids.push(writer.id);
+  }
+  return ids;
+}
+
+Deno.test("service: GET /v1/sessions answers pages, newest first, each session once", async () => {
+  await using temp = await tempStore();
+  const ids = await writeSessions(temp.store, 120);
+  await writeSessions(temp.store, 3, "/elsewhere");
+  await using service = serve(temp.store);
+
+  const first = await (await fetch(`${service.url}/v1/sessions`)).json();
+  assert.equal(first.sessions.length, 50, "a page holds 50 unless told");
+  assert.equal(first.total, 120, "only the service's own directory");
+  assert.equal(first.sessions[0].id, ids.at(-1));
+  assert.equal(first.sessions[0].title, "task 119");
+
+  const seen: string[] = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const query: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : "";
+    const page: Json = await (await fetch(`${service.url}/v1/sessions?limit=45${query}`)).json();
+    seen.push(...page.sessions.map((session: Json) => session.id));
+    assert.equal(page.total, 120);
+    cursor = page.next;
+    pages++;
+  } while (cursor);
+  assert.equal(pages, 3);
+  assert.deepEqual(seen, ids.toReversed());
+});
+
+Deno.test("service: a bad limit or cursor of a listing is a 400 that says what to give", async () => {
+  await using temp = await tempStore();
+  await writeSessions(temp.store, 2);
+  await using service = serve(temp.store);
+  for (const query of ["limit=0", "limit=1001", "limit=ten", "limit=2.5", "cursor=nonsense"]) {
+    const response = await fetch(`${service.url}/v1/sessions?${query}`);
+    assert.equal(response.status, 400, query);
+    const { error } = await response.json();
+    assert.equal(error.code, "bad_request");
+    assert.match(error.message, query.startsWith("limit") ? /1 to 1000/ : /"next" of the page/);
+  }
+});
+
+Deno.test("service: GET /v1/sessions/{id} sends what the session holds, read as it is sent, redacted", async () => {
+  await using temp = await tempStore();
+  const writer = await temp.store.create({ cwd: CWD, model: "openai/test" });
+  const at = "2026-01-01T00:00:00.000Z";
+  const big = "é€𝄞 ".repeat(40_000); // characters of 2, 3 and 4 bytes, across the chunks read
+  await writer.append({ type: "message", message: { role: "user", content: `key ${SECRET}` }, at });
+  await writer.append({
+    type: "message",
+    message: {
+      role: "assistant",
+      content: [
+        { type: "text", text: big },
+        { type: "tool_call", id: "c1", name: "read", input: { path: SECRET } },
+      ],
+    },
+    at,
+  });
+  await writer.append({
+    type: "message",
+    message: { role: "tool", toolCallId: "c1", name: "read", content: "ok", isError: false },
+    at,
+  });
+  await writer.append({
+    type: "compaction",
+    state: { summary: "s", replaces: 1 },
+    tokensBefore: 9,
+    tokensAfter: 2,
+    at,
+  });
+  await writer.append({ type: "model", model: "anthropic/other", at });
+  await writer.close();
+  await using service = serve(temp.store);
+
+  const response = await fetch(`${service.url}/v1/sessions/${writer.id.slice(0, 8)}`);
+  assert.equal(response.status, 200);
+  assert.equal(response.headers.get("content-type"), "application/json");
+  const text = await response.text();
+  assert.ok(!text.includes(SECRET), "the secret is redacted everywhere");
+  const loaded = await temp.store.load(writer.id);
+  const clean = (value: string) => value.replaceAll(SECRET, "[redacted]");
+  // The same as the session loaded whole and sent with JSON.stringify.
+  assert.deepEqual(
+    JSON.parse(text),
+    JSON.parse(clean(JSON.stringify({
+      ...loaded.header,
+      model: loaded.model,
+      messages: loaded.messages,
+      compaction: loaded.compaction,
+    }))),
+  );
+  assert.equal(JSON.parse(text).model, "anthropic/other");
+});
+
+Deno.test("service: a session whose last line a crash cut off is sent without it", async () => {
+  await using temp = await tempStore();
+  const [id] = await writeSessions(temp.store, 1);
+  await using service = serve(temp.store);
+  const before = await (await fetch(`${service.url}/v1/sessions/${id}`)).json();
+  // Cut off mid-line, as a crash leaves it.
+  const file = await findFile(temp.dir, id);
+  await Deno.writeTextFile(file, '{"type":"message","message":{"role":"assistant","con', {
+    append: true,
+  });
+  const after = await (await fetch(`${service.url}/v1/sessions/${id}`)).json();
+  assert.deepEqual(after.messages, before.messages);
+  assert.equal(after.messages[0].content, "task 0");
+});
+
+/** The JSONL file of session `id` in a file store's directory. */
+async function findFile(dir: string, id: string): Promise<string> {
+  for await (const project of Deno.readDir(dir)) {
+    const path = `${dir}/${project.name}/${id}.jsonl`;
+    if (project.isDirectory && await Deno.stat(path).then(() => true, () => false)) return path;
+  }
+  throw new Error(`No file of session ${id} in ${dir}`);
+}
+
+Deno.test("service: past the sessions it reads at once, a read waits its turn; past as many more, a 503", async () => {
+  await using temp = await tempStore();
+  const [id] = await writeSessions(temp.store, 1);
+  await using service = serve(temp.store, { maxConcurrentSessionReads: 1 });
+  // Asked of the handler itself, a body nobody reads holds its slot.
+  const read = () => service.handler(new Request(`http://127.0.0.1/v1/sessions/${id}`));
+  const held = await read();
+  assert.equal(held.status, 200);
+  const waiting = read();
+  const answered = await Promise.race([waiting.then(() => true), delay(200).then(() => false)]);
+  assert.equal(answered, false, "the second read waits for the slot");
+  const refused = await read();
+  assert.equal(refused.status, 503);
+  assert.equal(refused.headers.get("retry-after"), "1");
+  assert.equal((await refused.json()).error.code, "too_many_reads");
+  await held.body!.cancel(); // the client goes away: its slot passes on
+  const second = await waiting;
+  assert.equal(second.status, 200);
+  assert.equal((await second.json()).messages[0].content, "task 0");
+  // Read to its end, a body gives its slot back too.
+  assert.equal((await (await read()).json()).messages.length, 1);
+});
+
+Deno.test("service: a handler that drains answers 503 with Retry-After; the run going ends with its result", async () => {
+  await using temp = await tempStore();
+  await using model = startMockOpenAIServer({
+    replies: [{ text: Array.from({ length: 10 }, (_, i) => `w${i} `), eventDelayMs: 50 }],
+  });
+  await using service = serve(temp.store, {
+    model: resolveModel("openai/test", {
+      baseURL: model.url,
+      env: (name) => name === "OPENAI_API_KEY" ? "sk-test" : undefined,
+    }),
+  });
+  const started = await fetch(`${service.url}/v1/runs`, {
+    method: "POST",
+    body: JSON.stringify({ message: "Go slowly", stream: true }),
+  });
+  const events = started.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  while (!seen.includes('"text_delta"')) seen += (await events.read()).value ?? "";
+
+  const drained = service.handler.drain();
+  assert.equal(service.handler.draining, true);
+  for (
+    const [method, path] of [["GET", "/v1/health"], ["POST", "/v1/runs"], ["GET", "/v1/sessions"]]
+  ) {
+    const refused = await fetch(`${service.url}${path}`, {
+      method,
+      ...(method === "POST" ? { body: '{"message":"More"}' } : {}),
+    });
+    assert.equal(refused.status, 503, path);
+    assert.equal(refused.headers.get("retry-after"), "5");
+    const { error } = await refused.json();
+    assert.equal(error.code, "closing");
+    assert.match(error.message, /shutting down.*try again in 5 s/);
+  }
+  for (let step = await events.read(); !step.done; step = await events.read()) seen += step.value;
+  const result = JSON.parse(/data: (\{"type":"result".*)\n/.exec(seen)![1]);
+  assert.equal(result.status, "success");
+  assert.equal(result.text, Array.from({ length: 10 }, (_, i) => `w${i} `).join(""));
+  await drained;
+  assert.equal(service.handler.service.load().running, 0);
+});
+
+function delay(ms: number): Promise<void> {
+  return new Promise((done) => setTimeout(done, ms));
+}
