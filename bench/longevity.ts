@@ -7,7 +7,8 @@
  * with memory on (the project's memory recalled for the prompt, the run saved as a session, its
  * run loop archived), against the scripted model; then builds, through the real stores, `N`
  * sessions (default 100,000; a few messages each, over 20 projects and a few models) and an
- * archive of `M` run loops (default 100,000, realistic text); then measures, as median and p95
+ * archive of `M` run loops (default 100,000, realistic text; a fifth of the goals, and of the
+ * prompts of the runs, are prompts users repeat); then measures, as median and p95
  * of repeated samples: a session read by id and by an 8-character prefix, a listing page (the
  * first and a deep one, where the store pages; the whole listing otherwise), `latest(cwd)`, and
  * `--after` (default 200) more runs. It prints the bytes per archived run and the data
@@ -93,7 +94,8 @@ try {
 
   log(`building an archive of ${thousands(RUNS)} run loops…`);
   begun = performance.now();
-  const archiveCosts = await buildArchive(memory, RUNS, log);
+  const archiveCosts = await buildArchive(memory, Math.max(0, RUNS - firstRuns.length), log);
+  const archived = Math.max(RUNS, firstRuns.length);
   const archiveBuilt = performance.now() - begun;
   console.log(
     `built ${thousands(SESSIONS)} sessions in ${seconds(sessionsBuilt)}, ${
@@ -177,7 +179,6 @@ try {
   }, { max: 20 });
   figure.add(`open the memory of ${thousands(RUNS)} run loops`, opened.times);
   memory = await openMemory({ path: memoryPath });
-  const before = memory.stats();
   log(`${thousands(AFTER)} runs on the whole archive…`);
   const afterRuns = await runs(AFTER, { store, memory, cwd: runCwd, budgetMs: 120_000, log });
   const after = memory.stats();
@@ -186,7 +187,7 @@ try {
 
   const early = figure.add(`run, first ${thousands(firstRuns.length)} runs`, firstRuns);
   const late = figure.add(
-    `run, ${thousands(afterRuns.length)} runs after ${thousands(before.runLoops)} run loops`,
+    `run, ${thousands(afterRuns.length)} runs after ${thousands(archived)} run loops`,
     afterRuns,
   );
   late.target = `≤ ${(early.median * 1.2).toFixed(1)} ms`;
@@ -208,11 +209,13 @@ try {
     }`,
   );
   console.log(
-    `memory: ${thousands(after.runLoops)} run loops, ${thousands(after.segments)} segments, ${
+    `memory holds ${thousands(after.runLoops)} run loops, ${thousands(after.segments)} segments, ${
       (after.bytes / 1e6).toFixed(1)
-    } MB: ${thousands(Math.round(after.bytes / after.runLoops))} B per archived run ` +
-      `(the first ${thousands(firstStats.runLoops)} runs: ${
-        thousands(Math.round(firstStats.bytes / firstStats.runLoops))
+    } MB: ${
+      thousands(Math.round(after.bytes / (archived + afterRuns.length)))
+    } B per archived run ` +
+      `(the first ${thousands(firstRuns.length)} runs: ${
+        thousands(Math.round(firstStats.bytes / firstRuns.length))
       } B each); files on disk ${(memorySize.bytes / 1e6).toFixed(1)} MB`,
   );
   console.log(

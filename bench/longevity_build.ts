@@ -13,6 +13,7 @@ import { scriptedModel } from "../lib/testing/mod.ts";
 import {
   answer,
   archivedRunLoop,
+  prompt,
   sentence,
   sessionMessages,
   toolOutput,
@@ -58,7 +59,7 @@ export async function run(
     cwd,
   });
   try {
-    const events = driver.send(sentence(), { complete: true });
+    const events = driver.send(prompt(), { complete: true });
     let step = await events.next();
     while (!step.done) step = await events.next();
     if (step.value.status !== "success") {
@@ -134,7 +135,10 @@ export async function buildSessions(
   return { ids, perProject };
 }
 
-/** Archives run loops until the memory holds `n`; the ms per archive of each 5,000. */
+/**
+ * Archives `n` run loops, one after another (counted here: a retention policy may keep fewer);
+ * the ms per archive of each 5,000.
+ */
 export async function buildArchive(
   memory: MemoryStore,
   n: number,
@@ -142,19 +146,18 @@ export async function buildArchive(
 ): Promise<number[]> {
   const costs: number[] = [];
   const begun = performance.now();
-  let have = memory.stats().runLoops;
   const base = Date.now() - n * 600_000;
   let windowStart = performance.now();
   let windowCount = 0;
-  while (have < n) {
-    await memory.archive(archivedRunLoop(base + have * 600_000));
-    have++;
+  for (let done = 0; done < n;) {
+    await memory.archive(archivedRunLoop(base + done * 600_000));
+    done++;
     windowCount++;
-    if (have % 5000 === 0 || have === n) {
+    if (done % 5000 === 0 || done === n) {
       const now = performance.now();
       costs.push((now - windowStart) / windowCount);
       log(
-        `  ${_thousands(have)} run loops archived, ${_seconds(now - begun)} (last ${
+        `  ${_thousands(done)} run loops archived, ${_seconds(now - begun)} (last ${
           _thousands(windowCount)
         }: ${costs.at(-1)!.toFixed(2)} ms each)`,
       );

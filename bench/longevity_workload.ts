@@ -69,6 +69,23 @@ function prose(chars: number): string {
   return paragraphs.join("\n\n");
 }
 
+/**
+ * What users ask again and again ("run the tests and fix what fails"): 50 prompts, drawn with
+ * Zipfian weights, so that memory holds many run loops that match the same words.
+ */
+const RECURRING = Array.from(
+  { length: 50 },
+  () =>
+    `${pick(["Run", "Fix", "Check", "Update", "Explain", "Review"])} the ${word()} ${
+      pick(["tests", "build", "lint errors", "config", "docs", "release notes"])
+    } ${pick(["and fix what fails", "in src", "before the release", "again", ""])}`.trimEnd(),
+);
+
+/** A prompt: one of the recurring ones a fifth of the time, else a new sentence. */
+export function prompt(): string {
+  return next() < 0.2 ? RECURRING[zipfIndex(RECURRING.length)] : sentence();
+}
+
 const path = () => `src/${word()}/${word()}_${word()}.ts`;
 
 function code(chars: number): string {
@@ -139,7 +156,7 @@ export function sessionMessages(): Message[] {
 export function archivedRunLoop(at: number): RunLoop {
   const id = crypto.randomUUID();
   const time = (seconds: number) => new Date(at + seconds * 1000).toISOString();
-  const goal = sentence();
+  const goal = prompt();
   const iterations = 1 + (next() < 0.3 ? 1 + below(2) : 0);
   return {
     id,
