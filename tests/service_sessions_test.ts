@@ -90,6 +90,14 @@ Deno.test("service: GET /v1/sessions answers pages, newest first, each session o
   } while (cursor);
   assert.equal(pages, 3);
   assert.deepEqual(seen, ids.toReversed());
+  // The API's description says how to page.
+  const doc = await (await fetch(`${service.url}/openapi.json`)).json();
+  const listing = doc.paths["/v1/sessions"].get;
+  assert.deepEqual(listing.parameters.map((p: Json) => p.name), ["limit", "cursor"]);
+  assert.equal(
+    listing.responses["200"].content["application/json"].schema.$ref.split("/").at(-1),
+    "SessionPage",
+  );
 });
 
 Deno.test("service: a bad limit or cursor of a listing is a 400 that says what to give", async () => {

@@ -65,7 +65,9 @@ export function openApiDocument(version: string, basePath: string): Record<strin
         "memory. Every request but GET /v1/health sends Authorization: Bearer <token> (agent " +
         "serve names the file that holds its token when it starts). " +
         "Errors are JSON (Error); a path asked with a method it does not take answers 405 " +
-        "(MethodNotAllowed) with an Allow header that lists the methods it takes.",
+        "(MethodNotAllowed) with an Allow header that lists the methods it takes. A service " +
+        "that is shutting down answers every new request 503 (code closing) with Retry-After " +
+        "while the runs going end.",
     },
     components: {
       securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
@@ -91,6 +93,52 @@ export function openApiDocument(version: string, basePath: string): Record<strin
               type: "object",
               required: ["code", "message"],
               properties: { code: { type: "string" }, message: { type: "string" } },
+            },
+          },
+        },
+        SessionInfo: {
+          type: "object",
+          required: ["id", "cwd", "model", "created", "updated", "messages", "title"],
+          properties: {
+            id: { type: "string" },
+            cwd: { type: "string" },
+            model: { type: "string", description: "The model the session started with" },
+            created: { type: "string", format: "date-time" },
+            updated: { type: "string", format: "date-time" },
+            messages: { type: "integer" },
+            title: { type: "string", description: "The first line of the user's first message" },
+          },
+        },
+        SessionPage: {
+          type: "object",
+          required: ["sessions", "total", "next"],
+          properties: {
+            sessions: { type: "array", items: _ref("SessionInfo") },
+            total: { type: "integer", description: "Sessions over all pages" },
+            next: {
+              type: ["string", "null"],
+              description: "The cursor of the next page (?cursor=); null on the last",
+            },
+          },
+        },
+        Session: {
+          type: "object",
+          required: ["type", "version", "id", "cwd", "created", "messages", "model"],
+          properties: {
+            type: { const: "session" },
+            version: { type: "integer" },
+            id: { type: "string" },
+            cwd: { type: "string" },
+            created: { type: "string", format: "date-time" },
+            messages: {
+              type: "array",
+              items: { type: "object", required: ["role"], additionalProperties: true },
+            },
+            model: { type: "string", description: "The current model: the last switch" },
+            compaction: {
+              type: "object",
+              description: "The last compaction: its summary and how many messages it replaces",
+              properties: { summary: { type: "string" }, replaces: { type: "integer" } },
             },
           },
         },
@@ -243,19 +291,41 @@ export function openApiDocument(version: string, basePath: string): Record<strin
       [at("/v1/sessions")]: {
         get: {
           summary: "The saved sessions of this service's working directory (one per run loop), " +
-            "newest first",
-          responses: { "200": { description: "The sessions" } },
+            "newest first, a page at a time: follow next (as ?cursor=) until it is null",
+          parameters: [
+            {
+              name: "limit",
+              in: "query",
+              description: "Sessions a page holds",
+              schema: { type: "integer", minimum: 1, maximum: 1000, default: 50 },
+            },
+            {
+              name: "cursor",
+              in: "query",
+              description: "Where the page starts: the next of the page before",
+              schema: { type: "string" },
+            },
+          ],
+          responses: {
+            "200": { description: "A page of the sessions", content: _json(_ref("SessionPage")) },
+            "400": _error("A limit out of 1 to 1000, or a cursor no page gave"),
+          },
         },
       },
       [at("/v1/sessions/{id}")]: {
         get: {
-          summary: "A saved session of this service's working directory: header and messages",
+          summary: "A saved session of this service's working directory: header and messages, " +
+            "sent as it is read from disk, whatever its size",
           parameters: [_id("id", "The session's id, or a unique prefix of 8 characters or more")],
           responses: {
-            "200": { description: "The session" },
+            "200": { description: "The session", content: _json(_ref("Session")) },
             "400": _error("A prefix shorter than 8 characters"),
             "404": _error("No such session among those GET /v1/sessions lists"),
             "409": _error("The prefix starts more than one session (code ambiguous)"),
+            "503": _error(
+              "As many sessions are being read and waiting as the service takes (code " +
+                "too_many_reads): try again after Retry-After seconds",
+            ),
           },
         },
       },
