@@ -1,0 +1,235 @@
+/**
+ * `agent serve` kept up under what a long life brings it, as a real child process on a free
+ * loopback port: many large sessions read at once, and a stop (SIGINT, SIGTERM) while it works.
+ * Its resident memory is read from /proc, as an operator's tools read it.
+ */
+
+import "./isolated_env.ts";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import type { Message } from "../mod.ts";
+import { fileSessionStore } from "../lib/session/mod.ts";
+import { type MockServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
+import { denoDir, MOD } from "./terminal_support.ts";
+
+const KEY = "sk-longevity-test-0123456789abcdef";
+const TOKEN = "longevity-test-token-0123456789";
+
+/** An `agent serve` process, listening, in directories of its own. */
+interface Served extends AsyncDisposable {
+  url: string;
+  pid: number;
+  dataDir: string;
+  cwd: string;
+  stderr(): string;
+  /** `fetch` of a path of the service, with its token. */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+  /** Sends `signal`; the exit code comes with `exited`. */
+  kill(signal: Deno.Signal): void;
+  exited: Promise<number>;
+}
+
+async function startServe(model: MockServer, prepare?: (dirs: Dirs) => Promise<void>) {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_longevity_" }));
+  const dirs = { home: join(root, "home"), dataDir: join(root, "data"), cwd: join(root, "work") };
+  for (const dir of Object.values(dirs)) await Deno.mkdir(dir, { mode: 0o700 });
+  await prepare?.(dirs);
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MOD, "serve", "--port", "0", "-m", "openai/test", "--sandbox", "off"],
+    cwd: dirs.cwd,
+    clearEnv: true,
+    env: {
+      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
+      HOME: dirs.home,
+      DENO_DIR: await denoDir(),
+      OPENAI_API_KEY: KEY,
+      OPENAI_BASE_URL: model.url,
+      AGENT_DATA_DIR: dirs.dataDir,
+      AGENT_CONFIG_DIR: join(dirs.home, "config"),
+      AGENT_SERVE_TOKEN: TOKEN,
+      NO_COLOR: "1",
+    },
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  let stderr = "";
+  const listening = Promise.withResolvers<string>();
+  const reading = (async () => {
+    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
+      stderr += chunk;
+      const url = /serving \S+ on (http:\/\/\S+) /.exec(stderr)?.[1];
+      if (url) listening.resolve(url);
+    }
+    listening.reject(new Error(`agent serve did not listen:\n${stderr}`));
+  })();
+  const exited = child.status.then((status) => status.code);
+  const dispose = async () => {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* it has ended */ }
+    await exited;
+    await reading;
+    await Deno.remove(root, { recursive: true });
+  };
+  let url: string;
+  try {
+    url = await listening.promise;
+  } catch (error) {
+    await dispose();
+    throw error;
+  }
+  const served: Served = {
+    url,
+    pid: child.pid,
+    ...dirs,
+    stderr: () => stderr,
+    fetch(path, init = {}) {
+      const headers = new Headers(init.headers);
+      headers.set("authorization", `Bearer ${TOKEN}`);
+      return fetch(`${url}${path}`, { ...init, headers });
+    },
+    kill: (signal) => child.kill(signal),
+    exited,
+    [Symbol.asyncDispose]: dispose,
+  };
+  return served;
+}
+
+type Dirs = { home: string; dataDir: string; cwd: string };
+
+/** The kB of memory a process holds now (VmRSS). */
+function residentKb(pid: number): number {
+  return Number(/VmRSS:\s+(\d+) kB/.exec(Deno.readTextFileSync(`/proc/${pid}/status`))![1]);
+}
+
+/** The `i`th message of a large session: a question, a call and its text, the tool's output. */
+function largeMessage(i: number, filler: string): Message {
+  if (i % 3 === 0) return { role: "user", content: `Question ${i}: ${filler}` };
+  if (i % 3 === 1) {
+    return {
+      role: "assistant",
+      content: [
+        { type: "text", text: `Reading ${i}: ${filler}` },
+        { type: "tool_call", id: `call_${i}`, name: "read", input: { path: "notes.txt" } },
+      ],
+    };
+  }
+  return {
+    role: "tool",
+    toolCallId: `call_${i - 1}`,
+    name: "read",
+    content: filler,
+    isError: false,
+  };
+}
+
+Deno.test({
+  name: "agent serve: 16 reads at once of a 50 MB session keep its memory growth under 100 MB",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    await using model = startMockOpenAIServer({ replies: () => ({ text: "unused" }) });
+    const messages = 5_000; // of 10 kB each: 50 MB
+    let id = "";
+    await using served = await startServe(model, async ({ dataDir, cwd }) => {
+      // Written through the session store, as runs write it; a key it must never send.
+      const store = fileSessionStore({ dir: join(dataDir, "sessions") });
+      const writer = await store.create({ cwd, model: "openai/test" });
+      const filler = "x".repeat(10_000);
+      const at = "2026-01-01T00:00:00.000Z";
+      await writer.append({ type: "message", message: largeMessage(0, `key ${KEY}`), at });
+      for (let i = 1; i < messages; i++) {
+        await writer.append({ type: "message", message: largeMessage(i, filler), at });
+      }
+      await writer.close();
+      id = writer.id;
+    });
+    const size = (await Deno.stat(join(
+      served.dataDir,
+      "sessions",
+      [...Deno.readDirSync(join(served.dataDir, "sessions"))].find((e) => e.isDirectory)!.name,
+      `${id}.jsonl`,
+    ))).size;
+    assert.ok(size > 50e6, `the session is ${size} bytes`);
+
+    // Settled: one read done, the service idle.
+    await (await served.fetch(`/v1/sessions/${id}`)).body!.cancel();
+    await new Promise((done) => setTimeout(done, 500));
+    const before = residentKb(served.pid);
+    let peak = before;
+    const sampler = setInterval(() => peak = Math.max(peak, residentKb(served.pid)), 10);
+    const reads = await Promise.all(Array.from({ length: 16 }, async (_, i) => {
+      const response = await served.fetch(`/v1/sessions/${id}`);
+      assert.equal(response.status, 200);
+      if (i === 0) return await response.text(); // one read whole, to look at
+      let bytes = 0;
+      let last = "";
+      for await (const chunk of response.body!.pipeThrough(new TextDecoderStream())) {
+        bytes += chunk.length;
+        assert.ok(!(last.slice(-64) + chunk).includes(KEY), "the key is never sent");
+        last = chunk;
+      }
+      return { bytes, end: last.slice(-40) };
+    }));
+    clearInterval(sampler);
+    peak = Math.max(peak, residentKb(served.pid));
+    const growthMb = (peak - before) / 1024;
+    assert.ok(growthMb < 100, `resident memory grew ${growthMb.toFixed(0)} MB (from ${before} kB)`);
+
+    const whole = reads[0] as string;
+    const session = JSON.parse(whole);
+    assert.equal(session.id, id);
+    assert.equal(session.messages.length, messages);
+    assert.equal(session.messages[0].content, "Question 0: key [redacted]");
+    assert.equal(session.model, "openai/test");
+    for (const read of reads.slice(1) as { bytes: number; end: string }[]) {
+      assert.equal(read.bytes, whole.length, "each read is the whole session");
+      assert.equal(read.end, whole.slice(-40));
+    }
+  },
+});
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  Deno.test(`agent serve: on ${signal} new requests get 503 with Retry-After, the run going ends with its result, and it exits 0`, async () => {
+    const words = Array.from({ length: 20 }, (_, i) => `w${i} `);
+    // A slow stream: the run is still going when the signal comes.
+    await using model = startMockOpenAIServer({
+      replies: () => ({ text: words, eventDelayMs: 100 }),
+    });
+    await using served = await startServe(model);
+    const started = await served.fetch("/v1/runs", {
+      method: "POST",
+      body: JSON.stringify({ message: "Take your time", stream: true }),
+    });
+    const events = started.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let seen = "";
+    while (!seen.includes('"text_delta"')) seen += (await events.read()).value ?? "";
+
+    served.kill(signal);
+    let ended = false;
+    served.exited.then(() => ended = true);
+    while (!/stopping/.test(served.stderr())) {
+      assert.ok(!ended, `it ended at once:\n${served.stderr()}`);
+      await new Promise((done) => setTimeout(done, 20));
+    }
+    assert.match(served.stderr(), /new requests get 503; 1 run going may take 5 s to end/);
+    for (const [method, path] of [["GET", "/v1/health"], ["POST", "/v1/runs"]]) {
+      const refused = await served.fetch(path, {
+        method,
+        ...(method === "POST" ? { body: '{"message":"One more"}' } : {}),
+      });
+      assert.equal(refused.status, 503, `${method} ${path}`);
+      assert.equal(refused.headers.get("retry-after"), "5");
+      const { error } = await refused.json();
+      assert.equal(error.code, "closing");
+      assert.match(error.message, /shutting down/);
+    }
+
+    for (let step = await events.read(); !step.done; step = await events.read()) seen += step.value;
+    const result = JSON.parse(/data: (\{"type":"result".*)\n/.exec(seen)![1]);
+    assert.equal(result.status, "success");
+    assert.equal(result.text, words.join(""));
+    assert.equal(await served.exited, 0);
+    assert.doesNotMatch(served.stderr(), /cancelling/);
+  });
+}
