@@ -9,16 +9,25 @@
  * (c) the database size per segment, without vectors and with them;
  * (d) with embeddings (vectors made in-process by a local `fetch`, no HTTP): the time to embed
  *     everything, to load the vector cache, fused retrieval latency, and the vector scan alone
- *     at 384 and 1,536 dimensions.
+ *     at 384 and 1,536 dimensions;
+ * (e) what a run costs the memory as the archive grows: a service's short "hello" runs archived
+ *     until the memory holds 1,000, 10,000 and `runs` (default 100,000; the first argument) run
+ *     loops, and at each size the median of a run's memory work (the memories offered for its
+ *     message, its run loop archived, the counts read, as `agent serve` does), opening the
+ *     database and reading its counts, and the bytes per archived run; then the default
+ *     retention of the CLI applied to it, and a run's work once the memory is kept at that size.
  */
 
 import { join } from "node:path";
+import { DEFAULT_RETENTION } from "../lib/cli/memory.ts";
 import { openMemory, type RunLoop } from "../lib/memory/mod.ts";
+import { memoryContext } from "../lib/runloop/recall.ts";
 import { vectorIndex } from "../lib/memory/vector_index.ts";
 import { hashedEmbedding } from "../lib/testing/mod.ts";
 import { median, random } from "./stats.ts";
 
 const SEGMENTS = 100_000;
+const RUNS = Number(Deno.args[0] ?? 100_000);
 const QUERIES = 300;
 const DIMENSIONS = 384;
 
@@ -299,6 +308,91 @@ try {
       }`,
     );
   }
+
+  // (e) A run's memory work as the archive grows.
+  const hello = (n: number): RunLoop => {
+    const at = new Date().toISOString();
+    return {
+      id: crypto.randomUUID(),
+      goal: "hello",
+      status: "completed",
+      createdAt: at,
+      completedAt: at,
+      iterations: [{
+        index: 0,
+        userMessage: "hello",
+        reasoning: [],
+        toolCalls: [],
+        toolResults: [],
+        response: `Hello! How can I help you today? (${n % 7})`,
+        startedAt: at,
+        endedAt: at,
+      }],
+    };
+  };
+  const runsFile = join(dir, "runs.db");
+  const runWork = async (store: Awaited<ReturnType<typeof openMemory>>) => {
+    const times: number[] = [];
+    for (let n = 0; n < 230; n++) {
+      const start = performance.now();
+      await memoryContext(store, "hello");
+      await store.archive(hello(n));
+      store.stats();
+      if (n >= 30) times.push(performance.now() - start);
+    }
+    return median(times);
+  };
+  const openWork = async () => {
+    const times: number[] = [];
+    for (let n = 0; n < 9; n++) {
+      const start = performance.now();
+      const store = await openMemory({ path: runsFile });
+      store.stats();
+      times.push(performance.now() - start);
+      await store.close();
+    }
+    return median(times);
+  };
+  memory = await openMemory({ path: runsFile });
+  for (const size of [1_000, 10_000, RUNS].filter((size, i, all) => all.indexOf(size) === i)) {
+    for (let n = memory.stats().runLoops; n < size; n++) await memory.archive(hello(n));
+    const work = await runWork(memory);
+    const stats = memory.stats();
+    await memory.close();
+    const opened = await openWork();
+    memory = await openMemory({ path: runsFile });
+    console.log(
+      `${stats.runLoops.toLocaleString("en")} run loops archived: a run's memory work median ` +
+        `${work.toFixed(2)} ms; open + counts ${opened.toFixed(1)} ms; ` +
+        `${Math.round((stats.bytes - stats.freeBytes) / stats.runLoops)} B per archived run`,
+    );
+  }
+  await memory.close();
+  memory = await openMemory({ path: runsFile, retention: DEFAULT_RETENTION });
+  start = performance.now();
+  const pruned = await memory.prune();
+  console.log(
+    `default retention (${DEFAULT_RETENTION.maxRunLoops.toLocaleString("en")} run loops, ` +
+      `${DEFAULT_RETENTION.maxAgeDays} days, ${DEFAULT_RETENTION.maxBytes / 2 ** 20} MiB, ` +
+      `detail for ${DEFAULT_RETENTION.detailDays} days): ` +
+      `dropped ${pruned.runLoops.toLocaleString("en")} run loops in ${
+        ((performance.now() - start) / 1000).toFixed(1)
+      } s`,
+  );
+  start = performance.now();
+  const { bytesBefore, bytesAfter } = await memory.vacuum();
+  console.log(
+    `vacuum: ${(bytesBefore / 2 ** 20).toFixed(1)} → ${(bytesAfter / 2 ** 20).toFixed(1)} MiB in ${
+      ((performance.now() - start) / 1000).toFixed(1)
+    } s`,
+  );
+  console.log(
+    `kept at ${memory.stats().runLoops.toLocaleString("en")} run loops by the retention ` +
+      `(a step after each archive): a run's memory work median ${
+        (await runWork(memory)).toFixed(2)
+      } ms`,
+  );
+  await memory.close();
 } finally {
   await Deno.remove(dir, { recursive: true });
 }

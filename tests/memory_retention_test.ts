@@ -89,7 +89,7 @@ Deno.test("retention: maxRunLoops drops the oldest whole, index rows and all, an
   await archiveAll(memory, 1, 10);
   const perLoop = memory.stats().segments / 10;
   const result = await memory.prune({ maxRunLoops: 4 });
-  assert.deepEqual(result, { runLoops: 6, segments: 6 * perLoop, dryRun: false });
+  assert.deepEqual(result, { runLoops: 6, outlined: 0, segments: 6 * perLoop, dryRun: false });
   for (let n = 1; n <= 10; n++) {
     const kept = await memory.runLoop(loop(n).id);
     assert.equal(kept !== undefined, n > 6, `run loop ${n}`);
@@ -147,6 +147,41 @@ Deno.test("retention: maxAgeDays drops what was archived before the cutoff and n
     loop(6).id,
   ]);
   assert.equal((await memory.prune({ maxAgeDays: 90 })).runLoops, 0, "nothing more to drop");
+});
+
+Deno.test("retention: detailDays keeps the outline of older run loops, searchable under the same anchors", async () => {
+  const path = await tempFile();
+  await using memory = await openMemory({ path });
+  await archiveAll(memory, 1, 4);
+  const before = await memory.retrieve("topic2 settled");
+  archivedDaysAgo(path, [loop(1).id, loop(2).id], 40);
+  const dry = await memory.prune({ detailDays: 30, dryRun: true });
+  assert.deepEqual(dry, { runLoops: 0, outlined: 2, segments: 6, dryRun: true });
+  assert.equal(memory.stats().segments, 20, "a dry run drops nothing");
+  const result = await memory.prune({ detailDays: 30 });
+  assert.deepEqual(result, { runLoops: 0, outlined: 2, segments: 6, dryRun: false });
+  // The outline stays: goal, user message and answer, under the anchors they had.
+  const outlined = (await memory.runLoop(loop(2).id))!;
+  assert.equal(outlined.goal, loop(2).goal);
+  assert.equal(outlined.iterations[0].response, loop(2).iterations[0].response);
+  assert.deepEqual(outlined.iterations[0].toolResults, []);
+  assert.deepEqual(outlined.iterations[0].reasoning, []);
+  assert.ok(outlined.detailDroppedAt);
+  const after = await memory.retrieve("topic2 settled");
+  const answer = (hits: typeof after) =>
+    hits.find((hit) => hit.anchor.runLoopId === loop(2).id && hit.anchor.type === "response")!
+      .anchor;
+  assert.deepEqual(answer(after), answer(before));
+  // The detail is gone from the search; newer run loops keep theirs.
+  assert.equal((await memory.retrieve("topic2", { types: ["tool_result", "reasoning"] })).length, 0);
+  assert.equal((await memory.retrieve("topic3", { types: ["tool_result"] })).length, 1);
+  const { segments } = await memory.expand(answer(after), 10);
+  assert.deepEqual(segments.map((segment) => segment.anchor.type), ["user", "response"]);
+  assert.deepEqual(tableCounts(path), { runLoops: 4, segments: 14, indexed: 2 + 6, vectors: 0 });
+  // Done once: nothing more to outline, and archiving it again brings its detail back.
+  assert.equal((await memory.prune({ detailDays: 30 })).outlined, 0);
+  await memory.archive(loop(2));
+  assert.equal((await memory.runLoop(loop(2).id))!.iterations[0].toolResults.length, 1);
 });
 
 Deno.test("retention: a run loop that went on from a dropped one no longer names it", async () => {
@@ -259,6 +294,7 @@ Deno.test("retention: a bad policy is refused, naming the bound", async () => {
   assert.throws(() => checkRetention({ maxRunLoops: 0 }), /maxRunLoops 0/);
   assert.throws(() => checkRetention({ maxBytes: 1.5 }), /maxBytes 1\.5/);
   assert.throws(() => checkRetention({ maxAgeDays: -1 }), /maxAgeDays -1/);
+  assert.throws(() => checkRetention({ detailDays: 0 }), /detailDays 0/);
   await assert.rejects(
     () => openMemory({ path: ":memory:", retention: { maxRunLoops: -3 } }),
     RangeError,
@@ -333,7 +369,7 @@ Deno.test("agent memory: stats, a dry run, a prune and a vacuum of the project's
   assert.match(stats.stdout, /\n {2}run loops {6}12 \(oldest \d{4}-\d\d-\d\d \d\d:\d\d, newest /);
   assert.match(
     stats.stdout,
-    /\n {2}retention {6}run loops of the last 180 days, the newest 10,000, at most 256 MiB\n/,
+    /\n {2}retention {6}run loops of the last 180 days, the newest 10,000, at most 256 MiB; their detail for 30 days\n/,
   );
   const json = JSON.parse((await agent(["memory", "stats", "--output", "json"], where)).stdout);
   assert.equal(json.runLoops, 12);
@@ -412,6 +448,6 @@ Deno.test("agent memory: the settings' retention is kept by runs, and a project 
   const stats = await agent(["memory"], where);
   assert.match(
     stats.stdout,
-    /retention {6}run loops of the last 180 days, the newest 2, at most 256 MiB/,
+    /retention {6}run loops of the last 180 days, the newest 2, at most 256 MiB; their detail for 30 days/,
   );
 });

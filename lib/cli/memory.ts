@@ -44,19 +44,24 @@ export interface MemorySettings {
     maxRunLoops?: number | null;
     /** The oldest are dropped while the database uses more bytes than this. */
     maxBytes?: number | null;
+    /** Run loops archived longer ago keep their outline only (goal, messages, answers). */
+    detailDays?: number | null;
   };
 }
 
 /**
  * What a project's memory keeps unless the settings say otherwise: run loops of the last 180
- * days, at most the newest 10,000 of them, in at most 256 MiB. A run of a few tool calls takes
- * a few kilobytes, so the bound most users reach first is the count; a memory that grew
- * without one slowed every run, and filled the disk.
+ * days, at most the newest 10,000 of them, in at most 256 MiB; those older than 30 days keep
+ * their outline only (the goal, what the user said, the answers), without the reasoning, tool
+ * calls and tool results that make most of the bytes. A run of a few tool calls takes a few
+ * kilobytes, so the bound most users reach first is the count; a memory that grew without one
+ * slowed every run, and filled the disk.
  */
 export const DEFAULT_RETENTION: Readonly<Required<RetentionPolicy>> = Object.freeze({
   maxAgeDays: 180,
   maxRunLoops: 10_000,
   maxBytes: 256 * 1024 * 1024,
+  detailDays: 30,
 });
 
 /**
@@ -77,7 +82,7 @@ export function retentionPolicy(settings: Settings): RetentionPolicy | undefined
   const given = (settings.memory as MemorySettings | undefined)?.retention;
   if (given === false) return undefined;
   const policy: RetentionPolicy = {};
-  for (const key of ["maxAgeDays", "maxRunLoops", "maxBytes"] as const) {
+  for (const key of ["maxAgeDays", "maxRunLoops", "maxBytes", "detailDays"] as const) {
     const value = given?.[key] === undefined ? DEFAULT_RETENTION[key] : given[key];
     if (value !== null) policy[key] = value;
   }

@@ -60,8 +60,9 @@ export const MEMORY_HELP = `agent memory: the project's long-term memory
   --output text|json          how to print
 
 The retention policy is "memory.retention" in the user settings: { "maxAgeDays": 180,
-"maxRunLoops": 10000, "maxBytes": 268435456 } by default, applied after each run; a bound set to
-null is lifted, and false keeps everything.
+"maxRunLoops": 10000, "maxBytes": 268435456, "detailDays": 30 } by default, applied after each
+run (run loops older than detailDays keep their goal, messages and answers, without reasoning,
+tool calls and results); a bound set to null is lifted, and false keeps everything.
 `;
 
 /**
@@ -210,7 +211,11 @@ export async function runMemoryCommand(
         : policy ?? {};
       const result = await memory.prune({ ...applied, dryRun: command.dryRun });
       const left = memory.stats();
-      const what = `${_count(result.runLoops, "run loop")} (${_count(result.segments, "segment")})`;
+      const outlined = result.outlined
+        ? ` and the detail of ${_count(result.outlined, "more run loop")}`
+        : "";
+      const what = `${_count(result.runLoops, "run loop")}${outlined} ` +
+        `(${_count(result.segments, "segment")})`;
       print(
         command.dryRun
           ? `Would drop ${what} of ${left.runLoops.toLocaleString("en")}; nothing was dropped.\n`
@@ -259,7 +264,12 @@ function _policyText(policy: RetentionPolicy | undefined): string {
     policy?.maxRunLoops !== undefined && `the newest ${policy.maxRunLoops.toLocaleString("en")}`,
     policy?.maxBytes !== undefined && `at most ${_size(policy.maxBytes)}`,
   ].filter(Boolean);
-  return bounds.length ? `run loops of ${bounds.join(", ")}` : "everything is kept";
+  const detail = policy?.detailDays !== undefined
+    ? `; their detail for ${policy.detailDays} days`
+    : "";
+  return bounds.length || detail
+    ? `run loops of ${bounds.join(", ") || "any age"}${detail}`
+    : "everything is kept";
 }
 
 function _exists(path: string): boolean {

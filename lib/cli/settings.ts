@@ -116,6 +116,7 @@ function _makeSchema() {
           maxAgeDays: z.number().positive().nullable().optional(),
           maxRunLoops: z.number().int().positive().nullable().optional(),
           maxBytes: z.number().int().positive().nullable().optional(),
+          detailDays: z.number().positive().nullable().optional(),
         }).strict(),
       ]).optional(),
     }).strict().optional(),

@@ -6,6 +6,11 @@
  * loop that went on from a dropped one (`seededFrom`) no longer names it. What remains is found
  * by recall as before, its anchors unchanged.
  *
+ * Before that, older run loops can be cut down to their outline (`detailDays`): the goal, what
+ * the user said and the answers stay, searchable under the same anchors; the reasoning, the
+ * tool calls and their results (most of the bytes) go, and the run loop records when
+ * (`detailDroppedAt`).
+ *
  * Applied after each archive, a step drops at most {@link PRUNE_STEP} run loops and reads only
  * the oldest ones, through an index, and counters kept by triggers: its cost does not grow with
  * the memory.
@@ -14,6 +19,7 @@
  */
 
 import type { DatabaseSync, StatementSync } from "node:sqlite";
+import type { RunLoop } from "./types.ts";
 
 /** How much a memory keeps; each bound is optional, and none means keep everything. */
 export interface RetentionPolicy {
@@ -26,13 +32,20 @@ export interface RetentionPolicy {
    * pages in use; space freed is reused, and given back to the file system by `vacuum()`).
    */
   maxBytes?: number;
+  /**
+   * Run loops archived longer ago than this many days keep only their outline: their
+   * reasoning, tool calls and tool results are dropped.
+   */
+  detailDays?: number;
 }
 
 /** What a pruning dropped (or, on a dry run, would drop). */
 export interface PruneResult {
   /** Run loops. */
   runLoops: number;
-  /** Their segments. */
+  /** Run loops cut down to their outline. */
+  outlined: number;
+  /** The segments dropped, of both. */
   segments: number;
   /** Whether nothing was changed. */
   dryRun: boolean;
@@ -63,9 +76,11 @@ const _DAY = 86_400_000;
  */
 export function checkRetention(policy: RetentionPolicy): RetentionPolicy {
   if (!policy || typeof policy !== "object") throw new TypeError("A retention policy is an object");
-  const { maxAgeDays, maxRunLoops, maxBytes } = policy;
-  if (maxAgeDays !== undefined && !(typeof maxAgeDays === "number" && maxAgeDays > 0)) {
-    throw new RangeError(`Bad retention maxAgeDays ${maxAgeDays}: use a number of days above 0`);
+  const { maxAgeDays, maxRunLoops, maxBytes, detailDays } = policy;
+  for (const [name, value] of [["maxAgeDays", maxAgeDays], ["detailDays", detailDays]] as const) {
+    if (value !== undefined && !(typeof value === "number" && value > 0)) {
+      throw new RangeError(`Bad retention ${name} ${value}: use a number of days above 0`);
+    }
   }
   for (const [name, value] of [["maxRunLoops", maxRunLoops], ["maxBytes", maxBytes]] as const) {
     if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) {
@@ -79,7 +94,8 @@ export function checkRetention(policy: RetentionPolicy): RetentionPolicy {
 export interface Pruner {
   /**
    * Drops (or counts, with `dryRun`) what `policy` does not keep, oldest first; at most `limit`
-   * run loops. `dropped` hears the segment ids of each run loop dropped.
+   * run loops dropped (and as many outlined). `dropped` hears the ids of the segments dropped.
+   * Within a transaction the caller holds, it works in that one.
    */
   prune(
     policy: RetentionPolicy,
@@ -95,9 +111,9 @@ export interface Pruner {
  * import { openMemoryDatabase } from "./schema.ts";
  * import { pruner } from "./retention.ts";
  * const db = openMemoryDatabase(":memory:");
- * db.exec(`INSERT INTO run_loops VALUES ('old', 'completed', '', '2020-01-01T00:00:00Z', 1, '{}');
- *   INSERT INTO run_loops VALUES ('new', 'completed', '', '2026-01-01T00:00:00Z', 2,
- *     '{"seededFrom":"old"}');`);
+ * db.exec(`INSERT INTO run_loops (id, status, created_at, archived_at, archive_seq, json) VALUES
+ *   ('old', 'completed', '', '2020-01-01T00:00:00Z', 1, '{}'),
+ *   ('new', 'completed', '', '2026-01-01T00:00:00Z', 2, '{"seededFrom":"old"}');`);
  * const result = pruner(db).prune({ maxRunLoops: 1 });
  * const kept = db.prepare("SELECT id, json FROM run_loops").all();
  * if (result.runLoops !== 1 || kept.length !== 1 || kept[0].json !== "{}") throw new Error();
@@ -106,85 +122,160 @@ export interface Pruner {
  */
 export function pruner(db: DatabaseSync): Pruner {
   const sql = (text: string): StatementSync => db.prepare(text);
-  const counts = sql("SELECT run_loops AS n FROM memory_counts");
-  const pages = sql(
-    `SELECT (page_count - freelist_count) * page_size AS used FROM pragma_page_count(),
-     pragma_freelist_count(), pragma_page_size()`,
+  const counts = sql(
+    `SELECT run_loops AS n, (SELECT (page_count - freelist_count) * page_size
+       FROM pragma_page_count(), pragma_freelist_count(), pragma_page_size()) AS used
+     FROM memory_counts`,
   );
   const oldest = sql(
     `SELECT id, archived_at, archive_seq FROM run_loops WHERE archive_seq > ?
      ORDER BY archive_seq LIMIT ?`,
   );
-  const segmentIds = sql("SELECT id FROM segments WHERE run_loop_id = ?");
-  const unindex = sql(
-    "DELETE FROM segments_fts WHERE rowid IN (SELECT id FROM segments WHERE run_loop_id = ?)",
+  const detailed = sql(
+    `SELECT id, archived_at, archive_seq FROM run_loops WHERE detail = 1 AND archive_seq > ?
+     ORDER BY archive_seq LIMIT ?`,
   );
+  const segmentIds = sql("SELECT id FROM segments WHERE run_loop_id = ?");
+  const detailIds = sql(
+    `SELECT id FROM segments WHERE run_loop_id = ?
+     AND type IN ('reasoning', 'tool_call', 'tool_result')`,
+  );
+  const unindex = sql("DELETE FROM segments_fts WHERE rowid IN (SELECT value FROM json_each(?))");
+  const deleteSegments = sql("DELETE FROM segments WHERE id IN (SELECT value FROM json_each(?))");
   const drop = sql("DELETE FROM run_loops WHERE id = ?");
   const unseed = sql(
     `UPDATE run_loops SET json = json_remove(json, '$.seededFrom')
      WHERE json_extract(json, '$.seededFrom') = ?`,
   );
+  const loopJson = sql("SELECT json FROM run_loops WHERE id = ?");
+  const outline = sql("UPDATE run_loops SET json = ?, detail = 0 WHERE id = ?");
+
+  /**
+   * Oldest first, the run loops `take` picks, up to the first it does not: read a window at a
+   * time, the first of `first` rows (one more than is known to go: in the steady state, one
+   * archive in and one out, two rows are read).
+   */
+  const walk = (
+    statement: StatementSync,
+    limit: number,
+    take: (row: _Row, position: number) => boolean,
+    first: number,
+  ): string[] => {
+    const picked: string[] = [];
+    for (let after = 0, window = first; picked.length < limit; window = PRUNE_STEP) {
+      const size = Math.min(window, limit - picked.length + 1, 4096);
+      const rows = statement.all(after, size) as unknown as _Row[];
+      for (const row of rows) {
+        if (picked.length >= limit || !take(row, picked.length)) return picked;
+        picked.push(row.id);
+      }
+      if (rows.length < size) break;
+      after = rows[rows.length - 1].archive_seq;
+    }
+    return picked;
+  };
 
   return {
     prune(policy, options = {}) {
       checkRetention(policy);
       const dryRun = options.dryRun ?? false;
       const limit = options.limit ?? Number.MAX_SAFE_INTEGER;
-      const total = Number(counts.get()?.n ?? 0);
+      const now = (options.now ?? new Date()).getTime();
+      const before = (days?: number) =>
+        days === undefined ? undefined : new Date(now - days * _DAY).toISOString();
+      const bounded = policy.maxRunLoops !== undefined || policy.maxBytes !== undefined;
+      const figures = bounded ? counts.get() : undefined;
+      const total = Number(figures?.n ?? 0);
       let excess = policy.maxRunLoops === undefined ? 0 : total - policy.maxRunLoops;
       if (policy.maxBytes !== undefined && total > 0) {
-        const used = Number(pages.get()?.used ?? 0);
+        const used = Number(figures?.used ?? 0);
         if (used > policy.maxBytes) {
-          excess = Math.max(excess, Math.ceil((used - policy.maxBytes) / (used / total)));
+          // Never the newest: a bound below one run loop's size keeps that one.
+          const over = Math.ceil((used - policy.maxBytes) / (used / total));
+          excess = Math.max(excess, Math.min(over, total - 1));
         }
       }
-      const cutoff = policy.maxAgeDays === undefined
-        ? undefined
-        : new Date((options.now ?? new Date()).getTime() - policy.maxAgeDays * _DAY)
-          .toISOString();
-      if (excess <= 0 && cutoff === undefined) return { runLoops: 0, segments: 0, dryRun };
-      // Oldest first, a window at a time, until a window holds nothing to drop.
-      const victims: string[] = [];
-      for (let after = 0, seen = 0; victims.length < limit;) {
-        const window = Math.min(Math.max(excess - seen, 0) + PRUNE_STEP, 4096);
-        const rows = oldest.all(after, window) as Array<
-          { id: string; archived_at: string; archive_seq: number }
-        >;
-        let found = false;
-        for (const row of rows) {
-          if (victims.length >= limit) break;
-          if (seen++ < excess || (cutoff !== undefined && row.archived_at < cutoff)) {
-            victims.push(row.id);
-            found = true;
-          }
-        }
-        if (!found || rows.length < window) break;
-        after = rows[rows.length - 1].archive_seq;
-      }
-      let segments = 0;
+      const cutoff = before(policy.maxAgeDays);
+      const detailCutoff = before(policy.detailDays);
+      const victims = excess > 0 || cutoff !== undefined
+        ? walk(
+          oldest,
+          limit,
+          (row, i) => i < excess || (cutoff !== undefined && row.archived_at < cutoff),
+          Math.max(excess, 0) + 1,
+        )
+        : [];
+      const dropping = new Set(victims);
+      const outlined = detailCutoff === undefined ? [] : walk(
+        detailed,
+        limit + victims.length,
+        (row) => dropping.has(row.id) || row.archived_at < detailCutoff,
+        victims.length + 1,
+      ).filter((id) => !dropping.has(id));
+      const ids = (statement: StatementSync, id: string) =>
+        (statement.all(id) as Array<{ id: number }>).map((row) => row.id);
       if (dryRun) {
-        for (const id of victims) segments += segmentIds.all(id).length;
-        return { runLoops: victims.length, segments, dryRun };
+        let segments = 0;
+        for (const id of victims) segments += ids(segmentIds, id).length;
+        for (const id of outlined) segments += ids(detailIds, id).length;
+        return { runLoops: victims.length, outlined: outlined.length, segments, dryRun };
       }
-      if (victims.length === 0) return { runLoops: 0, segments: 0, dryRun };
-      db.exec("BEGIN IMMEDIATE");
       const gone: number[] = [];
-      try {
-        for (const id of victims) {
-          const ids = (segmentIds.all(id) as Array<{ id: number }>).map((row) => row.id);
-          segments += ids.length;
-          gone.push(...ids);
-          unindex.run(id);
-          drop.run(id); // its segments and their vectors go with it (ON DELETE CASCADE)
-          unseed.run(id);
+      if (victims.length + outlined.length > 0) {
+        // Inside the caller's transaction (after an archive, its pages are written once), or
+        // in one of its own.
+        const own = !db.isTransaction;
+        if (own) db.exec("BEGIN IMMEDIATE");
+        try {
+          for (const id of victims) {
+            const segments = ids(segmentIds, id);
+            gone.push(...segments);
+            unindex.run(JSON.stringify(segments));
+            drop.run(id); // its segments and their vectors go with it (ON DELETE CASCADE)
+            unseed.run(id);
+          }
+          const at = new Date(now).toISOString();
+          for (const id of outlined) {
+            const segments = JSON.stringify(ids(detailIds, id));
+            gone.push(...JSON.parse(segments));
+            unindex.run(segments);
+            deleteSegments.run(segments); // and their vectors
+            const json = loopJson.get(id)?.json as string;
+            outline.run(JSON.stringify(_outline(JSON.parse(json), at)), id);
+          }
+          if (own) db.exec("COMMIT");
+        } catch (error) {
+          if (own && db.isTransaction) db.exec("ROLLBACK");
+          throw error;
         }
-        db.exec("COMMIT");
-      } catch (error) {
-        if (db.isTransaction) db.exec("ROLLBACK");
-        throw error;
+        options.dropped?.(gone);
       }
-      options.dropped?.(gone);
-      return { runLoops: victims.length, segments, dryRun };
+      return {
+        runLoops: victims.length,
+        outlined: outlined.length,
+        segments: gone.length,
+        dryRun,
+      };
     },
+  };
+}
+
+interface _Row {
+  id: string;
+  archived_at: string;
+  archive_seq: number;
+}
+
+/** A run loop without its reasoning, tool calls and tool results. */
+function _outline(loop: RunLoop, at: string): RunLoop {
+  return {
+    ...loop,
+    iterations: loop.iterations.map((iteration) => ({
+      ...iteration,
+      reasoning: [],
+      toolCalls: [],
+      toolResults: [],
+    })),
+    detailDroppedAt: at,
   };
 }

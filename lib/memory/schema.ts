@@ -15,6 +15,14 @@
  * with weight 0: `bm25(1.0, 0.0)`). The `porter unicode61` tokenizer folds case and diacritics
  * and stems English words, so that "locking" finds "locked".
  *
+ * `memory_counts` and `vector_counts` hold how many run loops, segments and vectors (per
+ * embedder) there are, kept by triggers, so that the counts cost one read however big the
+ * memory grows (`count(*)` reads a whole index). An index on each run loop's `seededFrom` finds
+ * the run loops that went on from one being dropped; `detail` (and a partial index on it) the
+ * oldest run loops whose detail the retention has not dropped yet. These were added to
+ * databases of version 1 without a new version: an older library reading the database ignores
+ * them, and the triggers keep the counts right whoever writes.
+ *
  * @module
  */
 
@@ -94,6 +102,12 @@ CREATE TRIGGER vectors_recounted AFTER UPDATE OF model ON vectors WHEN old.model
 CREATE INDEX IF NOT EXISTS run_loops_by_seed ON run_loops (json_extract(json, '$.seededFrom'));
 `;
 
+/** Added to a database that lacks it: which run loops still have their detail. */
+const _DETAIL = `
+ALTER TABLE run_loops ADD COLUMN detail INTEGER NOT NULL DEFAULT 1;
+CREATE INDEX run_loops_with_detail ON run_loops (archive_seq) WHERE detail = 1;
+`;
+
 /**
  * Opens (creating when new) a memory database at `path` (a file, or `:memory:`), in WAL mode,
  * with foreign keys on. The file, its write-ahead log and its shared-memory file are private to
@@ -169,6 +183,8 @@ function _migrate(db: DatabaseSync, path: string): void {
     }
     const counted = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'memory_counts'").get();
     if (!counted) db.exec(_COUNTS);
+    const detail = db.prepare("SELECT 1 FROM pragma_table_info('run_loops') WHERE name = 'detail'");
+    if (!detail.get()) db.exec(_DETAIL);
     db.exec("COMMIT");
   } catch (error) {
     if (db.isTransaction) db.exec("ROLLBACK");

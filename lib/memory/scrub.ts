@@ -34,7 +34,8 @@ export interface ScrubResult {
  * import { secretRedactor } from "../secrets/redact.ts";
  * const db = openMemoryDatabase(":memory:");
  * db.exec(`PRAGMA user_version = 0;
- *   INSERT INTO run_loops VALUES ('r1', 'completed', '', '', 1, '{"goal":"key corp-secret-1"}');
+ *   INSERT INTO run_loops (id, status, created_at, archived_at, archive_seq, json)
+ *     VALUES ('r1', 'completed', '', '', 1, '{"goal":"key corp-secret-1"}');
  *   INSERT INTO segments VALUES (1, 'r1', 0, 0, 'user', '', 'key corp-secret-1');`);
  * const result = scrubMemory(db, secretRedactor(["corp-secret-1"]));
  * const text = db.prepare("SELECT text FROM segments").get()?.text;

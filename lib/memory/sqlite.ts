@@ -75,10 +75,11 @@ function _open(options: MemoryOptions): MemoryStore {
   );
   const index = sql("INSERT INTO segments_fts (rowid, text, type) VALUES (?, ?, ?)");
   const upsertRunLoop = sql(
-    `INSERT INTO run_loops (id, status, created_at, archived_at, archive_seq, json)
-     VALUES (?, ?, ?, ?, (SELECT coalesce(max(archive_seq), 0) + 1 FROM run_loops), ?)
+    `INSERT INTO run_loops (id, status, created_at, archived_at, archive_seq, json, detail)
+     VALUES (?, ?, ?, ?, (SELECT coalesce(max(archive_seq), 0) + 1 FROM run_loops), ?, 1)
      ON CONFLICT (id) DO UPDATE SET status = excluded.status, created_at = excluded.created_at,
-       archived_at = excluded.archived_at, archive_seq = excluded.archive_seq, json = excluded.json`,
+       archived_at = excluded.archived_at, archive_seq = excluded.archive_seq, json = excluded.json,
+       detail = 1`,
   );
   const insertSegment = sql(
     `INSERT INTO segments (run_loop_id, seq, iteration, type, timestamp, text)
@@ -120,10 +121,14 @@ function _open(options: MemoryOptions): MemoryStore {
     return work.finally(() => pending.delete(work));
   };
 
-  /** Stores the run loop and its segments; the segments that still need a vector. */
+  /**
+   * Stores the run loop and its segments, and keeps the retention policy a step; the segments
+   * that still need a vector.
+   */
   const store = (loop: RunLoop, segments: Segment[]): SegmentRow[] => {
     const unembedded: SegmentRow[] = [];
     let removed: number[];
+    let dropped: number[] = [];
     db.exec("BEGIN IMMEDIATE");
     try {
       const saved = vectors?.saved(loop.id) ?? new Map<string, Uint8Array>();
@@ -151,13 +156,18 @@ function _open(options: MemoryOptions): MemoryStore {
         const vector = saved.get(text);
         if (!vector || !vectors?.put(row, vector)) unembedded.push(row);
       }
+      // As many run loops dropped as were archived, and a few more, the oldest ones read
+      // through an index: in the same transaction, whose pages are written once.
+      if (retention) {
+        prunes.prune(retention, { limit: PRUNE_STEP, dropped: (ids) => dropped = ids });
+      }
       db.exec("COMMIT");
     } catch (error) {
       if (db.isTransaction) db.exec("ROLLBACK");
       vectors?.invalidate();
       throw error;
     }
-    vectors?.forget(removed);
+    vectors?.forget([...removed, ...dropped]);
     return unembedded;
   };
 
@@ -191,9 +201,6 @@ function _open(options: MemoryOptions): MemoryStore {
       const clean = redactValue(loop, redact);
       const segments = segmentRunLoop(clean);
       const unembedded = store(clean, segments);
-      // The policy is kept a step at a time: as many run loops dropped as were archived, and a
-      // few more, the oldest ones read through an index.
-      if (retention) prunes.prune(retention, { limit: PRUNE_STEP, dropped: forget });
       return { segments: segments.length, ...await track(embed(unembedded)) };
     },
 

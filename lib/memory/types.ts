@@ -66,6 +66,11 @@ export interface RunLoop {
   completedAt?: string;
   /** The run loop this one goes on from, when the user named a completed one. */
   seededFrom?: string;
+  /**
+   * When the memory's retention dropped its reasoning, tool calls and tool results (ISO),
+   * keeping its outline: the goal, what the user said, the answers.
+   */
+  detailDroppedAt?: string;
 }
 
 /** What a segment of an archived run loop holds. */

@@ -65,7 +65,8 @@ export interface VectorStore {
  * import { openMemoryDatabase } from "./schema.ts";
  * import { vectorStore } from "./vector_store.ts";
  * const db = openMemoryDatabase(":memory:");
- * db.exec(`INSERT INTO run_loops VALUES ('r1', 'completed', '', '', 1, '{}');
+ * db.exec(`INSERT INTO run_loops (id, status, created_at, archived_at, archive_seq, json)
+ *     VALUES ('r1', 'completed', '', '', 1, '{}');
  *   INSERT INTO segments VALUES (1, 'r1', 0, 0, 'user', '', 'sqlite locks');`);
  * const embedder = {
  *   key: "toy",
