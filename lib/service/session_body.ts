@@ -31,6 +31,7 @@ export interface SessionBodyOptions {
  * @example
  * ```ts
  * import { sessionBody } from "./session_body.ts";
+ * import { readListedSession } from "./session_read.ts";
  * import { memorySessionStore } from "../session/mod.ts";
  * const store = memorySessionStore();
  * const writer = await store.create({ id: "s1", cwd: "/w", model: "a/b" });
@@ -38,14 +39,8 @@ export interface SessionBodyOptions {
  * await writer.append({ type: "message", message: { role: "user", content: "key sk-1" }, at });
  * await writer.append({ type: "model", model: "a/c", at });
  * await writer.close();
- * const { header } = await store.load("s1");
- * async function* entries() {
- *   yield* (await store.load("s1")).messages.map((message) => ({ type: "message" as const, message, at }));
- *   yield { type: "model" as const, model: "a/c", at };
- * }
- * const reader = { header, warnings: [], [Symbol.asyncIterator]: entries,
- *   close: async () => {}, [Symbol.asyncDispose]: async () => {} };
  * const redact = (text: string) => text.replaceAll("sk-1", "[redacted]");
+ * const reader = await readListedSession(store, "/w", "s1");
  * const body = await new Response(sessionBody(reader, { redact })).json();
  * if (body.id !== "s1" || body.model !== "a/c" || body.messages[0].content !== "key [redacted]") {
  *   throw new Error("unexpected");

@@ -61,7 +61,7 @@ export async function readSessionFile(
   let iterated = false;
   async function* entries(): AsyncGenerator<SessionEntry> {
     try {
-      for (let step = await lines.next(); !step.done; step = await lines.next()) {
+      for (let step = await lines.next(); !step.done && !closed; step = await lines.next()) {
         const { text, number, cut } = step.value;
         if (text.trim() === "") continue;
         let value: unknown;
@@ -93,7 +93,9 @@ export async function readSessionFile(
     header,
     warnings,
     [Symbol.asyncIterator]() {
-      if (iterated) throw new TypeError(`The entries of ${path} are read once`);
+      if (iterated || closed) {
+        throw new TypeError(`The entries of ${path} are read once, and not once closed`);
+      }
       iterated = true;
       return entries();
     },
