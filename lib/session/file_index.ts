@@ -52,11 +52,15 @@ export interface WrittenSession {
 export interface SessionFileIndex {
   /** The file of the session an id or unique prefix names; a `SessionError` otherwise. */
   find(idOrPrefix: string, hint: string): Promise<string>;
-  /** A page of sessions, of `cwd`'s project folder when given (`limit` -1: all). */
+  /**
+   * A page of sessions, of `cwd`'s project folder when given (`limit` -1: all); `total` is
+   * counted only when `counted` (default true; else -1).
+   */
   page(
     cwd: string | undefined,
     folder: string | undefined,
     query: SessionQuery,
+    counted?: boolean,
   ): Promise<SessionPage>;
   /**
    * Runs `create` (which makes a session file in `folder`) so that the folder's change is the
@@ -143,7 +147,7 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
   };
 
   /** Brings the rows of `folder` (every folder when undefined) in step with the files. */
-  const freshen = async (folder?: string): Promise<void> => {
+  const freshen = async (folder?: string | null): Promise<void> => {
     const index = db();
     const root = await _mtime(dir);
     if (root === undefined) {
@@ -158,6 +162,7 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
       const mtime = settled ? root : -1;
       index.apply({ dropFolders: gone, addFolders: names, dirs: [{ name: "", mtime }] });
     }
+    if (folder === null) return; // the folders are known: enough to look for one file
     const folders = folder === undefined ? index.folders() : [folder];
     for (let i = 0; i < folders.length; i += _BATCH) {
       const batch = folders.slice(i, i + _BATCH);
@@ -221,7 +226,7 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
     return changed.includes(null) ? "gone" : upsert.length ? "changed" : "ok";
   };
 
-  /** The file of an id looked for in every folder, for one the folders' times did not show. */
+  /** The file of a whole id, looked for in every folder (a row written for it when found). */
   const probe = async (file: string): Promise<IndexedSession | undefined> => {
     if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(file)) return undefined;
     for (const folder of db().folders()) {
@@ -239,8 +244,12 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
       guarded(async () => {
         const exact = db().byFile(idOrPrefix);
         if (exact && await _mtime(_pathOf(dir, exact)) !== undefined) return _pathOf(dir, exact);
+        // A whole id is looked for as a file first: no folder needs comparing to find it.
+        await serial(() => freshen(null));
+        const file = await probe(idOrPrefix);
+        if (file) return _pathOf(dir, file);
         await serial(() => freshen());
-        const again = db().byFile(idOrPrefix) ?? await probe(idOrPrefix);
+        const again = db().byFile(idOrPrefix);
         if (again) return _pathOf(dir, again);
         const { files, total } = idOrPrefix
           ? db().byPrefix(idOrPrefix, 11)
@@ -259,15 +268,15 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
           { reason: "ambiguous" },
         );
       }),
-    page: (cwd, folder, query) =>
+    page: (cwd, folder, query, counted = true) =>
       guarded(async () => {
         await serial(() => freshen(folder));
         for (let round = 0;; round++) {
-          const { rows, total } = db().page(cwd, folder, query);
+          const { rows, total } = db().page(cwd, folder, query, counted);
           // A row whose file changed is read again; then the page is asked again, in order.
           const checked = round === 3 ? "ok" : await verify(rows);
           if (checked === "ok") {
-            const more = query.after
+            const more = query.after || !counted
               ? rows.length === query.limit
               : query.offset + rows.length < total;
             const last = rows.at(-1);
@@ -334,7 +343,7 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
     rows: () =>
       guarded(async () => {
         await serial(() => freshen());
-        return db().page(undefined, undefined, { limit: -1, offset: 0 }).rows;
+        return db().page(undefined, undefined, { limit: -1, offset: 0 }, false).rows;
       }),
   };
 }

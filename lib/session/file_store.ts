@@ -89,7 +89,7 @@ export function fileSessionStore(options: FileSessionStoreOptions): SessionStore
     const query = options ? sessionQuery(options) : { limit: -1, offset: 0 };
     const where = cwd === undefined ? undefined : resolve(cwd);
     const folder = where === undefined ? undefined : _projectName(where);
-    const page = await index.page(where, folder, query);
+    const page = await index.page(where, folder, query, options !== undefined);
     return options ? page : page.sessions;
   }
 
@@ -158,7 +158,11 @@ export function fileSessionStore(options: FileSessionStoreOptions): SessionStore
     },
     read: async (idOrPrefix) => await readSessionFile(await index.find(idOrPrefix, hint)),
     list,
-    latest: async (cwd) => (await list(cwd, { limit: 1 })).sessions[0],
+    async latest(cwd) {
+      const where = resolve(cwd);
+      const query = sessionQuery({ limit: 1 });
+      return (await index.page(where, _projectName(where), query, false)).sessions[0];
+    },
   };
 }
 

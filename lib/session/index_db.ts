@@ -58,8 +58,16 @@ export interface SessionIndexDb {
   byFile(file: string): IndexedSession | undefined;
   /** File ids starting with `prefix`, at most `limit`, and how many there are. */
   byPrefix(prefix: string, limit: number): { files: IndexedSession[]; total: number };
-  /** A page of readable sessions (`limit` -1: all), of `cwd` when given. */
-  page(cwd: string | undefined, folder: string | undefined, query: SessionQuery): IndexPage;
+  /**
+   * A page of readable sessions (`limit` -1: all), of `cwd` when given; `total` is counted only
+   * when `counted` (else -1).
+   */
+  page(
+    cwd: string | undefined,
+    folder: string | undefined,
+    query: SessionQuery,
+    counted?: boolean,
+  ): IndexPage;
   /** Closes the database. */
   close(): void;
 }
@@ -98,8 +106,9 @@ CREATE TABLE IF NOT EXISTS sessions (
   PRIMARY KEY (folder, file)
 );
 CREATE INDEX IF NOT EXISTS sessions_by_file ON sessions(file);
-CREATE INDEX IF NOT EXISTS sessions_by_order ON sessions(neg_updated, neg_created, id);
-CREATE INDEX IF NOT EXISTS sessions_by_cwd ON sessions(cwd, neg_updated, neg_created, id);
+CREATE INDEX IF NOT EXISTS sessions_in_order ON sessions(readable, neg_updated, neg_created, id);
+CREATE INDEX IF NOT EXISTS sessions_of_cwd_in_order
+  ON sessions(cwd, folder, readable, neg_updated, neg_created, id);
 `;
 
 const _COLUMNS =
@@ -252,18 +261,21 @@ function _indexDb(db: DatabaseSync, persistent: boolean): SessionIndexDb {
         : Number(sql(`SELECT count(*) AS n FROM sessions WHERE ${range}`).get(...bounds)?.n);
       return { files, total };
     },
-    page(cwd, folder, query) {
-      const where = ["readable = 1"];
+    page(cwd, folder, query, counted = true) {
+      const where: string[] = [];
       const params: SQLInputValue[] = [];
       if (cwd !== undefined) where.push("cwd = ?", "folder = ?"), params.push(cwd, folder!);
+      where.push("readable = 1");
       if (query.model !== undefined) where.push("model = ?"), params.push(query.model);
       if (query.since !== undefined) where.push("neg_updated <= ?"), params.push(-query.since);
       if (query.prefix !== undefined) {
         where.push("id >= ? AND id < ?"), params.push(query.prefix, query.prefix + "\uffff");
       }
-      const total = Number(
-        sql(`SELECT count(*) AS n FROM sessions WHERE ${where.join(" AND ")}`).get(...params)?.n,
-      );
+      const total = counted
+        ? Number(
+          sql(`SELECT count(*) AS n FROM sessions WHERE ${where.join(" AND ")}`).get(...params)?.n,
+        )
+        : -1;
       if (query.after) {
         where.push("(neg_updated, neg_created, id) > (?, ?, ?)");
         params.push(-query.after.updated, -query.after.created, query.after.id);
