@@ -94,8 +94,8 @@ try {
 
   log(`building an archive of ${thousands(RUNS)} run loops…`);
   begun = performance.now();
-  const archiveCosts = await buildArchive(memory, Math.max(0, RUNS - firstRuns.length), log);
-  const archived = Math.max(RUNS, firstRuns.length);
+  const archiveCosts = await buildArchive(memory, Math.max(0, RUNS - firstRuns.total.length), log);
+  const archived = Math.max(RUNS, firstRuns.total.length);
   const archiveBuilt = performance.now() - begun;
   console.log(
     `built ${thousands(SESSIONS)} sessions in ${seconds(sessionsBuilt)}, ${
@@ -195,17 +195,22 @@ try {
   await memory.close();
   const afterOff = await runs(Math.min(AFTER, 200), off);
 
-  const early = figure.add(`run, first ${thousands(firstRuns.length)} runs`, firstRuns);
+  const firstN = thousands(firstRuns.total.length);
+  const afterN = thousands(afterRuns.total.length);
+  const early = figure.add(`run, first ${firstN} runs`, firstRuns.total);
   const late = figure.add(
-    `run, ${thousands(afterRuns.length)} runs after ${thousands(archived)} run loops`,
-    afterRuns,
+    `run, ${afterN} runs after ${thousands(archived)} run loops`,
+    afterRuns.total,
   );
   late.target = `≤ ${(early.median * 1.2).toFixed(1)} ms`;
   late.ok = late.median <= early.median * 1.2;
-  figure.add(`run with memory off, first ${thousands(firstOff.length)} runs`, firstOff);
-  figure.add(`run with memory off, after the build`, afterOff);
+  figure.add(`  of which recall, first ${firstN} runs`, firstRuns.recall);
+  figure.add(`  of which recall, after ${thousands(archived)}`, afterRuns.recall);
+  figure.add(`  of which archive, first ${firstN} runs`, firstRuns.archive);
+  figure.add(`  of which archive, after ${thousands(archived)}`, afterRuns.archive);
+  figure.add(`run with memory off, first ${thousands(firstOff.total.length)} runs`, firstOff.total);
+  figure.add(`run with memory off, after the build`, afterOff.total);
 
-  await (store as SessionStore & { close?: () => unknown }).close?.();
   const sessionsSize = await du(sessionsDir);
   const memorySize = await du(join(dataDir, "memory"));
   const total = await du(dataDir);
@@ -223,10 +228,10 @@ try {
     `memory holds ${thousands(after.runLoops)} run loops, ${thousands(after.segments)} segments, ${
       (after.bytes / 1e6).toFixed(1)
     } MB: ${
-      thousands(Math.round(after.bytes / (archived + afterRuns.length)))
+      thousands(Math.round(after.bytes / (archived + afterRuns.total.length)))
     } B per archived run ` +
-      `(the first ${thousands(firstRuns.length)} runs: ${
-        thousands(Math.round(firstStats.bytes / firstRuns.length))
+      `(the first ${firstN} runs: ${
+        thousands(Math.round(firstStats.bytes / firstRuns.total.length))
       } B each); files on disk ${(memorySize.bytes / 1e6).toFixed(1)} MB`,
   );
   console.log(

@@ -72,6 +72,16 @@ export async function run(
   return performance.now() - start;
 }
 
+/** Runs' times in ms: whole, and what recalling (`retrieve`) and archiving took of it. */
+export interface RunTimes {
+  /** Each run, whole. */
+  total: number[];
+  /** Each run's calls of `retrieve` (the memories offered for the prompt). */
+  recall: number[];
+  /** Each run's calls of `archive` (its run loop, once the answer is out). */
+  archive: number[];
+}
+
 /** Up to `n` runs one after another (at least 30, then until `budgetMs`); their times. */
 export async function runs(
   n: number,
@@ -82,16 +92,43 @@ export async function runs(
     budgetMs?: number;
     log: (text: string) => void;
   },
-): Promise<number[]> {
-  const { store, memory, cwd, budgetMs = Infinity, log } = options;
-  const times: number[] = [];
+): Promise<RunTimes> {
+  const { store, cwd, budgetMs = Infinity, log } = options;
+  const spent = { retrieve: 0, archive: 0 };
+  const memory = options.memory && _timed(options.memory, spent);
+  const times: RunTimes = { total: [], recall: [], archive: [] };
   const begun = performance.now();
   for (let i = 0; i < n; i++) {
-    times.push(await run(store, memory, cwd));
+    spent.retrieve = spent.archive = 0;
+    times.total.push(await run(store, memory, cwd));
+    times.recall.push(spent.retrieve);
+    times.archive.push(spent.archive);
     if ((i + 1) % 250 === 0) log(`  ${i + 1} runs, ${_seconds(performance.now() - begun)}`);
     if (i >= 30 && performance.now() - begun > budgetMs) break;
   }
   return times;
+}
+
+/** The memory, its `retrieve` and `archive` timed into `spent`. */
+function _timed(
+  memory: MemoryStore,
+  spent: { retrieve: number; archive: number },
+): MemoryStore {
+  return new Proxy(memory, {
+    get(target, key) {
+      const value = Reflect.get(target, key);
+      if (typeof value !== "function") return value;
+      if (key !== "retrieve" && key !== "archive") return value.bind(target);
+      return async (...args: unknown[]) => {
+        const start = performance.now();
+        try {
+          return await value.apply(target, args);
+        } finally {
+          spent[key] += performance.now() - start;
+        }
+      };
+    },
+  });
 }
 
 /**
