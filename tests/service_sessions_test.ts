@@ -258,3 +258,18 @@ Deno.test("service: a handler that drains answers 503 with Retry-After; the run 
 function delay(ms: number): Promise<void> {
   return new Promise((done) => setTimeout(done, ms));
 }
+
+Deno.test("service: a drain waits for the sessions being sent; close() stops them there", async () => {
+  await using temp = await tempStore();
+  const [id] = await writeSessions(temp.store, 1);
+  await using service = serve(temp.store);
+  const held = await service.handler(new Request(`http://127.0.0.1/v1/sessions/${id}`));
+  const reader = held.body!.getReader();
+  let drained = false;
+  const draining = service.handler.drain().then(() => drained = true);
+  await delay(200);
+  assert.equal(drained, false, "the drain waits for the session being sent");
+  await service.handler.close();
+  await draining;
+  await assert.rejects(reader.read(), /stopped sending the session/);
+});

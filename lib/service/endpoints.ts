@@ -38,6 +38,8 @@ export interface EndpointOptions {
   redact?: (text: string) => string;
   /** The slots of the sessions sent whole at once (default: no bound). */
   reads?: ReadSlots;
+  /** Stops the sessions being sent, when the service stops. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -56,7 +58,7 @@ export interface EndpointOptions {
  * ```
  */
 export function serviceEndpoints(service: AgentService, options: EndpointOptions): Endpoint[] {
-  const { basePath, maxBodyBytes, redact, reads } = options;
+  const { basePath, maxBodyBytes, redact, reads, signal } = options;
   const json: _Json = (status, body, headers) =>
     jsonResponse(status, redact ? redactValue(body, redact) : body, headers);
   let openapi: string | undefined;
@@ -165,7 +167,7 @@ export function serviceEndpoints(service: AgentService, options: EndpointOptions
         const release = reads ? await reads.take() : () => {};
         try {
           const reader = await service.readSession(id);
-          return new Response(sessionBody(reader, { redact, onEnd: release }), {
+          return new Response(sessionBody(reader, { redact, onEnd: release, signal }), {
             headers: { "content-type": "application/json" },
           });
         } catch (error) {

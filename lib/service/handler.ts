@@ -56,7 +56,7 @@ export interface AgentHandler {
   (request: Request, info?: unknown): Promise<Response>;
   /** The service: runs, run loops, sessions and memory without HTTP. */
   readonly service: AgentService;
-  /** Cancels the runs going and waits for them to end. */
+  /** Cancels the runs going and waits for them to end; the sessions being sent stop. */
   close(): Promise<void>;
   /**
    * Stops taking work, for a shutdown that answers: from now on every request is answered 503
@@ -106,11 +106,14 @@ export function createAgentHandler(options: AgentHandlerOptions): AgentHandler {
   const base = (options.basePath ?? "").replace(/\/+$/, "");
   const redact = options.redact ?? ((text: string) => text);
   const reads = readSlots(options.maxConcurrentSessionReads ?? 8);
+  /** Aborted by close(): the sessions being sent stop there. */
+  const closing = new AbortController();
   const endpoints = serviceEndpoints(service, {
     basePath: base,
     maxBodyBytes: options.maxBodyBytes ?? 2 * 1024 * 1024,
     redact: options.redact,
     reads,
+    signal: closing.signal,
   });
   let draining: Promise<void> | undefined;
   /** Requests taken and not yet answered. */
@@ -171,7 +174,10 @@ export function createAgentHandler(options: AgentHandlerOptions): AgentHandler {
   };
   const withService = Object.assign(handler, {
     service,
-    close: () => service.close(),
+    close: () => {
+      closing.abort();
+      return service.close();
+    },
     drain: () => draining ??= drain(),
   });
   return Object.defineProperty(withService, "draining", { get: () => draining !== undefined }) as

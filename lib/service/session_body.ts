@@ -19,8 +19,10 @@ const CHUNK_CHARS = 64 * 1024;
 export interface SessionBodyOptions {
   /** Replaces the secrets in a text (default: none). */
   redact?: (text: string) => string;
-  /** Called once when the body ends: sent whole, failed, or cancelled by the client. */
+  /** Called once when the body ends: sent whole, failed, cancelled by the client, or stopped. */
   onEnd?: () => void;
+  /** Stops the body where it is (the client gets it cut short), e.g. when the service stops. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -61,14 +63,26 @@ export function sessionBody(
   let messages = 0;
   let started = false;
   let ended = false;
+  let stop = () => {};
   const end = () => {
     if (ended) return;
     ended = true;
+    options.signal?.removeEventListener("abort", stop);
     reader.close().catch(() => {});
     options.onEnd?.();
   };
   return new ReadableStream<Uint8Array>({
+    start(controller) {
+      stop = () => {
+        if (ended) return;
+        end();
+        controller.error(new Error("The service stopped sending the session"));
+      };
+      if (options.signal?.aborted) stop();
+      else options.signal?.addEventListener("abort", stop, { once: true });
+    },
     async pull(controller) {
+      if (ended) return;
       try {
         let out = "";
         if (!started) {
