@@ -31,6 +31,7 @@ const flags = parseArgs({
     runs: { type: "string", default: "100000" },
     first: { type: "string", default: "1000" },
     after: { type: "string", default: "200" },
+    retention: { type: "string", default: "cli" },
     keep: { type: "boolean", default: false },
   },
 });
@@ -46,6 +47,18 @@ const RUNS = count("runs");
 const FIRST = count("first");
 const AFTER = count("after");
 const PAGE = 50;
+if (flags.values.retention !== "cli" && flags.values.retention !== "none") {
+  throw new TypeError(`Bad --retention ${flags.values.retention}: give cli or none`);
+}
+/**
+ * What memory keeps: the CLI's default retention policy, where it has one (a CLI run opens its
+ * memory with it), or everything (`--retention none`: archiving and recall against the whole
+ * archive).
+ */
+const RETENTION = flags.values.retention === "none" ? undefined : await (async () => {
+  const cli = await import("../lib/cli/memory.ts") as Record<string, unknown>;
+  return cli.DEFAULT_RETENTION as Record<string, number> | undefined;
+})();
 
 const PROJECTS = Array.from({ length: 20 }, (_, i) => `/home/ada/projects/app-${i + 1}`);
 const MODELS = [
@@ -69,13 +82,16 @@ await Deno.mkdir(join(dataDir, "memory"), { recursive: true });
 const runCwd = PROJECTS[0];
 console.log(
   `longevity: ${thousands(SESSIONS)} sessions, ${thousands(RUNS)} archived run loops, ` +
-    `in ${dataDir}; load average at start ${load()} (${navigator.hardwareConcurrency} cores)`,
+    `memory kept ${
+      RETENTION ? `by the CLI's default retention ${JSON.stringify(RETENTION)}` : "whole"
+    }, in ${dataDir}; load average at start ${load()} (${navigator.hardwareConcurrency} cores)`,
 );
 const started = performance.now();
 const figure = figures(log);
 try {
   const store = fileSessionStore({ dir: sessionsDir });
-  let memory = await openMemory({ path: memoryPath });
+  const openOptions = { path: memoryPath, ...(RETENTION ? { retention: RETENTION } : {}) };
+  let memory = await openMemory(openOptions);
 
   log(`${thousands(FIRST)} runs on an empty memory…`);
   const firstRuns = await runs(FIRST, { store, memory, cwd: runCwd, log });
@@ -184,11 +200,11 @@ try {
   log("memory…");
   await memory.close();
   const opened = await sample(async () => {
-    const again = await openMemory({ path: memoryPath });
+    const again = await openMemory(openOptions);
     await again.close();
   }, { max: 20 });
   figure.add(`open the memory of ${thousands(RUNS)} run loops`, opened.times);
-  memory = await openMemory({ path: memoryPath });
+  memory = await openMemory(openOptions);
   log(`${thousands(AFTER)} runs on the whole archive…`);
   const afterRuns = await runs(AFTER, { store, memory, cwd: runCwd, budgetMs: 120_000, log });
   const after = memory.stats();

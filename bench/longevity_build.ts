@@ -183,11 +183,13 @@ export async function buildArchive(
 ): Promise<number[]> {
   const costs: number[] = [];
   const begun = performance.now();
-  const base = Date.now() - n * 600_000;
+  // The run loops of the last 90 days, a few minutes apart.
+  const span = 90 * 86_400_000;
+  const base = Date.now() - span;
   let windowStart = performance.now();
   let windowCount = 0;
   for (let done = 0; done < n;) {
-    await memory.archive(archivedRunLoop(base + done * 600_000));
+    await memory.archive(archivedRunLoop(base + Math.floor(done * span / n)));
     done++;
     windowCount++;
     if (done % 5000 === 0 || done === n) {
