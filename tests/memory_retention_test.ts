@@ -173,7 +173,10 @@ Deno.test("retention: detailDays keeps the outline of older run loops, searchabl
       .anchor;
   assert.deepEqual(answer(after), answer(before));
   // The detail is gone from the search; newer run loops keep theirs.
-  assert.equal((await memory.retrieve("topic2", { types: ["tool_result", "reasoning"] })).length, 0);
+  assert.equal(
+    (await memory.retrieve("topic2", { types: ["tool_result", "reasoning"] })).length,
+    0,
+  );
   assert.equal((await memory.retrieve("topic3", { types: ["tool_result"] })).length, 1);
   const { segments } = await memory.expand(answer(after), 10);
   assert.deepEqual(segments.map((segment) => segment.anchor.type), ["user", "response"]);
@@ -288,6 +291,16 @@ Deno.test("retention: the counts follow archives again, prunes and other connect
   const counted = tableCounts(path);
   assert.equal(again.stats().runLoops, counted.runLoops);
   assert.equal(again.stats().segments, counted.segments);
+  // A writer that does not count segments (an older library): vacuum() counts them again.
+  const older = new DatabaseSync(path);
+  older.prepare(
+    `INSERT INTO segments (run_loop_id, seq, iteration, type, timestamp, text)
+     VALUES (?, 99, 0, 'user', '', 'added by an older writer')`,
+  ).run(loop(4).id);
+  older.close();
+  assert.equal(again.stats().segments, counted.segments);
+  await again.vacuum();
+  assert.equal(again.stats().segments, counted.segments + 1);
 });
 
 Deno.test("retention: a bad policy is refused, naming the bound", async () => {

@@ -149,6 +149,7 @@ export function pruner(db: DatabaseSync): Pruner {
   );
   const loopJson = sql("SELECT json FROM run_loops WHERE id = ?");
   const outline = sql("UPDATE run_loops SET json = ?, detail = 0 WHERE id = ?");
+  const uncount = sql("UPDATE memory_counts SET segments = segments - ?");
 
   /**
    * Oldest first, the run loops `take` picks, up to the first it does not: read a window at a
@@ -243,6 +244,7 @@ export function pruner(db: DatabaseSync): Pruner {
             const json = loopJson.get(id)?.json as string;
             outline.run(JSON.stringify(_outline(JSON.parse(json), at)), id);
           }
+          uncount.run(gone.length);
           if (own) db.exec("COMMIT");
         } catch (error) {
           if (own && db.isTransaction) db.exec("ROLLBACK");

@@ -16,12 +16,15 @@
  * and stems English words, so that "locking" finds "locked".
  *
  * `memory_counts` and `vector_counts` hold how many run loops, segments and vectors (per
- * embedder) there are, kept by triggers, so that the counts cost one read however big the
- * memory grows (`count(*)` reads a whole index). An index on each run loop's `seededFrom` finds
+ * embedder) there are, so that the counts cost one read however big the memory grows
+ * (`count(*)` reads a whole index). Triggers keep the counts of run loops and vectors; the
+ * segments are counted by the statements that add and remove them, once per archive (a trigger
+ * on each segment's row measured as slow as the insert itself), and counted again by `vacuum()`
+ * should a writer that does not count them (an older library) have been at work. An index on each run loop's `seededFrom` finds
  * the run loops that went on from one being dropped; `detail` (and a partial index on it) the
  * oldest run loops whose detail the retention has not dropped yet. These were added to
  * databases of version 1 without a new version: an older library reading the database ignores
- * them, and the triggers keep the counts right whoever writes.
+ * them.
  *
  * @module
  */
@@ -85,10 +88,6 @@ CREATE TRIGGER run_loops_counted AFTER INSERT ON run_loops
   BEGIN UPDATE memory_counts SET run_loops = run_loops + 1; END;
 CREATE TRIGGER run_loops_uncounted AFTER DELETE ON run_loops
   BEGIN UPDATE memory_counts SET run_loops = run_loops - 1; END;
-CREATE TRIGGER segments_counted AFTER INSERT ON segments
-  BEGIN UPDATE memory_counts SET segments = segments + 1; END;
-CREATE TRIGGER segments_uncounted AFTER DELETE ON segments
-  BEGIN UPDATE memory_counts SET segments = segments - 1; END;
 CREATE TRIGGER vectors_counted AFTER INSERT ON vectors
   BEGIN INSERT INTO vector_counts VALUES (new.model, 1)
     ON CONFLICT (model) DO UPDATE SET n = n + 1; END;
@@ -183,6 +182,11 @@ function _migrate(db: DatabaseSync, path: string): void {
     }
     const counted = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'memory_counts'").get();
     if (!counted) db.exec(_COUNTS);
+    // Segments counted by a trigger per row, as a version in development did: counted anew.
+    if (db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'segments_counted'").get()) {
+      db.exec(`DROP TRIGGER segments_counted; DROP TRIGGER IF EXISTS segments_uncounted;
+        UPDATE memory_counts SET segments = (SELECT count(*) FROM segments);`);
+    }
     const detail = db.prepare("SELECT 1 FROM pragma_table_info('run_loops') WHERE name = 'detail'");
     if (!detail.get()) db.exec(_DETAIL);
     db.exec("COMMIT");

@@ -81,6 +81,7 @@ function _open(options: MemoryOptions): MemoryStore {
        archived_at = excluded.archived_at, archive_seq = excluded.archive_seq, json = excluded.json,
        detail = 1`,
   );
+  const countSegments = sql("UPDATE memory_counts SET segments = segments + ?");
   const insertSegment = sql(
     `INSERT INTO segments (run_loop_id, seq, iteration, type, timestamp, text)
      VALUES (?, ?, ?, ?, ?, ?)`,
@@ -156,6 +157,7 @@ function _open(options: MemoryOptions): MemoryStore {
         const vector = saved.get(text);
         if (!vector || !vectors?.put(row, vector)) unembedded.push(row);
       }
+      countSegments.run(segments.length - removed.length);
       // As many run loops dropped as were archived, and a few more, the oldest ones read
       // through an index: in the same transaction, whose pages are written once.
       if (retention) {
@@ -313,6 +315,13 @@ function _open(options: MemoryOptions): MemoryStore {
         // The full-text index is merged into one b-tree (dropping what deletions left in it),
         // the file rewritten without its free pages, and the write-ahead log emptied.
         db.exec("INSERT INTO segments_fts (segments_fts) VALUES ('optimize')");
+        // Counted again, whoever wrote meanwhile.
+        db.exec(`BEGIN IMMEDIATE;
+          UPDATE memory_counts SET run_loops = (SELECT count(*) FROM run_loops),
+            segments = (SELECT count(*) FROM segments);
+          DELETE FROM vector_counts;
+          INSERT INTO vector_counts SELECT model, count(*) FROM vectors GROUP BY model;
+          COMMIT;`);
         db.exec("VACUUM");
         db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
         return { bytesBefore: before, bytesAfter: _fileBytes(options.path) };
