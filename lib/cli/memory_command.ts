@@ -14,7 +14,7 @@
  * @module
  */
 
-import { dirname } from "node:path";
+import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError } from "../errors.ts";
 import { checkPrivateDir } from "../files/private_files.ts";
@@ -170,7 +170,7 @@ export async function runMemoryCommand(
     io.out(MEMORY_HELP);
     return 0;
   }
-  const cwd = command.cwd ?? Deno.cwd();
+  const cwd = resolve(command.cwd ?? Deno.cwd());
   const sessionsDir = defaultSessionsDir(io.env);
   if (!sessionsDir) throw new ConfigError("No data directory: set HOME or AGENT_DATA_DIR");
   const dataDir = dirname(sessionsDir);
