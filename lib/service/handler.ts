@@ -132,7 +132,7 @@ export function createAgentHandler(options: AgentHandlerOptions): AgentHandler {
     }
     answering++;
     try {
-      return await _answer(request);
+      return await answer(request);
     } finally {
       if (--answering === 0) {
         answered.resolve();
@@ -140,7 +140,7 @@ export function createAgentHandler(options: AgentHandlerOptions): AgentHandler {
       }
     }
   };
-  const _answer = async (request: Request) => {
+  const answer = async (request: Request) => {
     try {
       const pathname = _pathname(request);
       const refused = checkAccess(request, token);
