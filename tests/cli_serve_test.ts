@@ -157,6 +157,7 @@ function post(served: Served, path: string, body: unknown, headers: Record<strin
 async function sessionFiles(dataDir: string): Promise<string[]> {
   const files: string[] = [];
   for await (const project of Deno.readDir(`${dataDir}/sessions`)) {
+    if (!project.isDirectory) continue; // the sessions' index
     for await (const file of Deno.readDir(`${dataDir}/sessions/${project.name}`)) {
       files.push(await Deno.readTextFile(`${dataDir}/sessions/${project.name}/${file.name}`));
     }

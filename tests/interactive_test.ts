@@ -488,6 +488,7 @@ Deno.test("interactive: resuming shows the last exchanges (-c, -r and /resume)",
     await terminal.waitFor(/\[exit 0\]/);
   }
   const id = (await Array.fromAsync(Deno.readDir(join(data, "sessions")), async (folder) => {
+    if (!folder.isDirectory) return []; // the sessions' index
     const files = await Array.fromAsync(Deno.readDir(join(data, "sessions", folder.name)));
     return files.map((file) => file.name.slice(0, 8));
   })).flat()[0];

@@ -116,15 +116,20 @@ const COMMANDS: Record<string, _Command> = {
     help: "list this directory's saved sessions",
     run: async (_, context) => {
       if (!context.store) return context.write("Sessions are not saved in this run.\n");
-      const sessions = await context.store.list(context.cwd);
+      const { sessions, total } = await context.store.list(context.cwd, { limit: 20 });
       if (sessions.length === 0) return context.write("No saved sessions here yet.\n");
-      for (const info of sessions.slice(0, 20)) {
+      for (const info of sessions) {
         const current = info.id === context.conversation().id ? " (current)" : "";
         context.write(
           `${info.id.slice(0, 8)}  ${info.updated.slice(0, 16).replace("T", " ")}  ` +
             `${String(info.messages).padStart(4)} ${
               info.messages === 1 ? "message " : "messages"
             }  ${terminalText(info.title)}${current}\n`,
+        );
+      }
+      if (total > sessions.length) {
+        context.write(
+          `The ${sessions.length} newest of ${total}: agent --sessions --page 2 shows the next.\n`,
         );
       }
       context.write("Resume one with /resume <id>.\n");
