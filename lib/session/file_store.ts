@@ -4,7 +4,8 @@
  * with a single `write` before `append` resolves, so a crash loses nothing already appended and
  * at worst leaves a last line cut short, which reading skips and reports. A session has one
  * writer at a time, which holds a lock on its file's handle (see `writer_lock.ts`): a second is
- * refused, so that the lines of two processes never interleave.
+ * refused, so that the lines of two processes never interleave. The files are the truth; the
+ * index that finds them is a cache, kept in step with them and made again from them.
  *
  * @module
  */
@@ -43,9 +44,11 @@ export interface FileSessionStoreOptions {
 /**
  * A {@link SessionStore} of JSONL files under `options.dir`: line 1 the header, then one line
  * per entry. Appending costs the same however long the session is (the file is never re-read
- * or rewritten); listing reads only the first and last few KB of each file. Folders are private
- * to the user (0700), files too (0600): created so, and made so when an earlier version left
- * them readable by others.
+ * or rewritten). Sessions are found, by id, prefix or page, through an index beside the files
+ * (`<dir>/index.v1.sqlite`, see `file_index.ts`), so that a lookup costs the same however many
+ * sessions there are; a file the index has not seen is read from its first and last few KB.
+ * Folders are private to the user (0700), files too (0600): created so, and made so when an
+ * earlier version left them readable by others.
  *
  * @example
  * ```ts
