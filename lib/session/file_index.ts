@@ -7,7 +7,10 @@
  * - A folder's files are compared with its rows only when the folder's modification time is
  *   not the one recorded (a file was added, removed or renamed). A session this library creates
  *   records its row, and the folder's new time when nothing else changed the folder meanwhile,
- *   so its own work never calls for a comparison.
+ *   so its own work never calls for a comparison. (What this cannot see: a file another
+ *   program adds in the same tick of the file system's clock, a few ms, as this library adds
+ *   one. Such a file is found by its whole id at once, and listed once its folder is compared
+ *   again.)
  * - A row is shown only once its file's size and modification time are those recorded; a file
  *   changed behind the index's back (appended by another program, cut off by a crash) is read
  *   again first. A row whose file is gone sends the lookup to compare the folders.
