@@ -265,6 +265,11 @@ Deno.test("fileSessionStore: a session written by another store (another process
     const [now] = await one.list("/p/a");
     assert.deepEqual([now.id, now.messages], [first, 2]);
     await writer.close();
+    // Closed, a store lets go of its index, and opens it again when used.
+    await one.close?.();
+    assert.equal((await one.latest("/p/a"))?.id, first);
+    await one.close?.();
+    await two.close?.();
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -76,6 +76,8 @@ export interface SessionFileIndex {
   removed(path: string, before: number | undefined): void;
   /** The index's rows of every readable session, unverified (for pruning, which checks). */
   rows(): Promise<IndexedSession[]>;
+  /** Closes the index's database, once what this process does to it is done. */
+  close(): Promise<void>;
 }
 
 /**
@@ -343,6 +345,13 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
         // As above: the next lookup compares the folder again.
       }
     },
+    close: () =>
+      serial(() => {
+        const closing = opened;
+        opened = undefined;
+        closing?.close();
+        return Promise.resolve();
+      }),
     rows: () =>
       guarded(async () => {
         await serial(() => freshen());

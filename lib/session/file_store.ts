@@ -160,6 +160,7 @@ export function fileSessionStore(options: FileSessionStoreOptions): SessionStore
       return replaySession(header, entries, warnings);
     },
     read: async (idOrPrefix) => await readSessionFile(await index.find(idOrPrefix, hint)),
+    close: () => index.close(),
     list,
     async latest(cwd) {
       const where = resolve(cwd);

@@ -9,6 +9,7 @@
 
 import { join } from "node:path";
 import { sessionFileIndex } from "./file_index.ts";
+import type { IndexedSession } from "./index_db.ts";
 import { mtimeOf, summarizeSessionFile } from "./file_summary.ts";
 import { SessionError } from "./store.ts";
 import { lockSessionFile } from "./writer_lock.ts";
@@ -85,7 +86,7 @@ export async function pruneSessions(
   const old = (updated: string) => cutoff === undefined || _ms(updated) < cutoff;
   const index = sessionFileIndex(dir);
   const seen = new Map<string, number>();
-  const picked = [];
+  const picked: IndexedSession[] = [];
   for (const row of await index.rows()) {
     const project = `${row.folder}\n${row.cwd}`;
     const rank = (seen.get(project) ?? 0) + 1;
@@ -93,41 +94,49 @@ export async function pruneSessions(
     if ((keep === undefined || rank > keep) && old(row.updated)) picked.push(row);
   }
   const result: PruneResult = { removed: [], busy: [], bytes: 0 };
-  for (const row of picked) {
-    const path = join(dir, row.folder, `${row.file}.jsonl`);
-    let file: Deno.FsFile;
-    try {
-      file = await Deno.open(path, { read: true, write: true });
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) continue;
-      throw error;
-    }
-    try {
-      const session = { id: row.id, cwd: row.cwd, updated: row.updated, bytes: row.size };
-      try {
-        lockSessionFile(file, row.id);
-      } catch (error) {
-        if (!(error instanceof SessionError && error.reason === "busy")) throw error;
-        result.busy.push(session);
-        continue;
-      }
-      // Held now: what the file says is final. Written since it was listed, it may be new.
-      const now = await summarizeSessionFile(path).catch(() => undefined);
-      if (!now || !old(now.info.updated)) continue;
-      session.updated = now.info.updated;
-      session.bytes = now.size;
-      if (!dryRun) {
-        const before = _mtime(join(dir, row.folder));
-        await Deno.remove(path);
-        index.removed(path, before);
-      }
-      result.removed.push(session);
-      result.bytes += session.bytes;
-    } finally {
-      file.close();
-    }
+  try {
+    await _remove(picked);
+  } finally {
+    await index.close();
   }
   return result;
+
+  async function _remove(picked: IndexedSession[]): Promise<void> {
+    for (const row of picked) {
+      const path = join(dir, row.folder, `${row.file}.jsonl`);
+      let file: Deno.FsFile;
+      try {
+        file = await Deno.open(path, { read: true, write: true });
+      } catch (error) {
+        if (error instanceof Deno.errors.NotFound) continue;
+        throw error;
+      }
+      try {
+        const session = { id: row.id, cwd: row.cwd, updated: row.updated, bytes: row.size };
+        try {
+          lockSessionFile(file, row.id);
+        } catch (error) {
+          if (!(error instanceof SessionError && error.reason === "busy")) throw error;
+          result.busy.push(session);
+          continue;
+        }
+        // Held now: what the file says is final. Written since it was listed, it may be new.
+        const now = await summarizeSessionFile(path).catch(() => undefined);
+        if (!now || !old(now.info.updated)) continue;
+        session.updated = now.info.updated;
+        session.bytes = now.size;
+        if (!dryRun) {
+          const before = _mtime(join(dir, row.folder));
+          await Deno.remove(path);
+          index.removed(path, before);
+        }
+        result.removed.push(session);
+        result.bytes += session.bytes;
+      } finally {
+        file.close();
+      }
+    }
+  }
 }
 
 function _ms(iso: string): number {

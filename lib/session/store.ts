@@ -149,6 +149,11 @@ export interface SessionStore {
    * sessions too large to `load` many times at once. Optional; `load` serves where it is absent.
    */
   read?(idOrPrefix: string): Promise<SessionReader>;
+  /**
+   * Lets go of what the store holds open (a file store: its index's database), e.g. before its
+   * directory is removed. Optional; a store closed and used again opens what it needs again.
+   */
+  close?(): Promise<void>;
 }
 
 /**
