@@ -235,6 +235,7 @@ try {
   console.log(`\nload average after measuring: ${load()}`);
   console.log(figure.table());
   const ratio = late.median / early.median;
+  const free = (after as { freeBytes?: number }).freeBytes;
   console.log(
     `run p50 after the archive / first runs: ${ratio.toFixed(2)}x (target ≤ 1.20x) ${
       ratio <= 1.2 ? "ok" : "MISSED"
@@ -248,7 +249,9 @@ try {
     } B per archived run ` +
       `(the first ${firstN} runs: ${
         thousands(Math.round(firstStats.bytes / firstRuns.total.length))
-      } B each); files on disk ${(memorySize.bytes / 1e6).toFixed(1)} MB`,
+      } B each); files on disk ${(memorySize.bytes / 1e6).toFixed(1)} MB${
+        free === undefined ? "" : `, ${(free / 1e6).toFixed(1)} MB of it free pages`
+      }`,
   );
   console.log(
     `data directory: ${(total.bytes / 1e6).toFixed(1)} MB (sessions ${
