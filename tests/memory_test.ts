@@ -375,6 +375,10 @@ Deno.test("ftsSearcher() keeps its cost bounded: common words left out, then the
   // A word that matches nothing is left out; a single common word gives the newest matches.
   assert.deepEqual(search(ftsTerms("common nothingmatches"), [], 3), [21, 20, 19]);
   assert.deepEqual(search(ftsTerms("common"), [], 2), [21, 20]);
+  // Not ranked by BM25 then (which first reads every match of the word to count them): the
+  // newest come first, ahead of an older one that says the word more often.
+  for (let id = 30; id <= 40; id++) add.run(id, id === 38 ? "often often often" : "often once");
+  assert.deepEqual(search(ftsTerms("often"), [], 3), [40, 39, 38]);
   // Under the budget the whole OR is ranked.
   assert.deepEqual(ftsSearcher(db, 100)(ftsTerms("zebra only"), [], 10).sort(), [21, 7]);
   db.close();
