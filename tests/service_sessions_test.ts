@@ -190,27 +190,46 @@ async function findFile(dir: string, id: string): Promise<string> {
   throw new Error(`No file of session ${id} in ${dir}`);
 }
 
-Deno.test("service: past the sessions it reads at once, a read waits its turn; past as many more, a 503", async () => {
+/** Writes a session of `cwd` over 1 MiB (a large one, for the bound on heavy reads). */
+async function writeLargeSession(store: SessionStore): Promise<string> {
+  const writer = await store.create({ cwd: CWD, model: "openai/test" });
+  const at = "2026-01-01T00:00:00.000Z";
+  for (let i = 0; i < 12; i++) {
+    const content = `part ${i} ${"y".repeat(100_000)}`;
+    await writer.append({ type: "message", message: { role: "user", content }, at });
+  }
+  await writer.close();
+  return writer.id;
+}
+
+Deno.test("service: past the large sessions it reads at once, a read waits its turn; past 16 times as many, a 503", async () => {
   await using temp = await tempStore();
-  const [id] = await writeSessions(temp.store, 1);
+  const id = await writeLargeSession(temp.store);
+  const [small] = await writeSessions(temp.store, 1);
   await using service = serve(temp.store, { maxConcurrentSessionReads: 1 });
   // Asked of the handler itself, a body nobody reads holds its slot.
-  const read = () => service.handler(new Request(`http://127.0.0.1/v1/sessions/${id}`));
+  const read = (which = id) =>
+    service.handler(new Request(`http://127.0.0.1/v1/sessions/${which}`));
   const held = await read();
   assert.equal(held.status, 200);
-  const waiting = read();
-  const answered = await Promise.race([waiting.then(() => true), delay(200).then(() => false)]);
-  assert.equal(answered, false, "the second read waits for the slot");
-  const refused = await read();
-  assert.equal(refused.status, 503);
-  assert.equal(refused.headers.get("retry-after"), "1");
-  assert.equal((await refused.json()).error.code, "too_many_reads");
+  // 17 more: 16 wait their turn, one is refused at once.
+  const more = Array.from({ length: 17 }, () => read());
+  const settled: Response[] = [];
+  for (const response of more) response.then((answered) => settled.push(answered));
+  await delay(300);
+  assert.equal(settled.length, 1, "only the one past those that may wait is answered");
+  assert.equal(settled[0].status, 503);
+  assert.equal(settled[0].headers.get("retry-after"), "1");
+  assert.equal((await settled[0].json()).error.code, "too_many_reads");
+  // A small session takes no slot: it never waits.
+  assert.equal((await (await read(small)).json()).messages[0].content, "task 0");
   await held.body!.cancel(); // the client goes away: its slot passes on
-  const second = await waiting;
-  assert.equal(second.status, 200);
-  assert.equal((await second.json()).messages[0].content, "task 0");
-  // Read to its end, a body gives its slot back too.
-  assert.equal((await (await read()).json()).messages.length, 1);
+  // Each read to its end gives its slot to the next.
+  const bodies = await Promise.all(more.map(async (response) => {
+    const answered = await response;
+    return answered.status === 200 ? await answered.json() : undefined;
+  }));
+  assert.equal(bodies.filter((body) => body?.messages.length === 12).length, 16);
 });
 
 Deno.test("service: a handler that drains answers 503 with Retry-After; the run going ends with its result", async () => {
@@ -262,9 +281,11 @@ function delay(ms: number): Promise<void> {
 Deno.test("service: a drain waits for the sessions being sent; close() stops them there", async () => {
   await using temp = await tempStore();
   const [id] = await writeSessions(temp.store, 1);
+  const large = await writeLargeSession(temp.store);
   await using service = serve(temp.store);
   const held = await service.handler(new Request(`http://127.0.0.1/v1/sessions/${id}`));
   const reader = held.body!.getReader();
+  const heldLarge = await service.handler(new Request(`http://127.0.0.1/v1/sessions/${large}`));
   let drained = false;
   const draining = service.handler.drain().then(() => drained = true);
   await delay(200);
@@ -272,4 +293,5 @@ Deno.test("service: a drain waits for the sessions being sent; close() stops the
   await service.handler.close();
   await draining;
   await assert.rejects(reader.read(), /stopped sending the session/);
+  await assert.rejects(heldLarge.text(), /stopped sending the session/);
 });

@@ -18,6 +18,9 @@ import { MAX_SESSION_PAGE, SESSION_PAGE, type SessionListOptions } from "../sess
 import type { ReadSlots } from "./read_slots.ts";
 import { sessionBody } from "./session_body.ts";
 
+/** The largest session sent without a slot of the heavy reads, in bytes. */
+const LIGHT_SESSION_BYTES = 1024 * 1024;
+
 /** One endpoint of the service. */
 export interface Endpoint {
   /** The HTTP method it takes. */
@@ -40,6 +43,8 @@ export interface EndpointOptions {
   reads?: ReadSlots;
   /** Stops the sessions being sent, when the service stops. */
   signal?: AbortSignal;
+  /** Hears a session's body begin; what it gives is called when the body ends. */
+  sending?: () => () => void;
 }
 
 /**
@@ -58,7 +63,7 @@ export interface EndpointOptions {
  * ```
  */
 export function serviceEndpoints(service: AgentService, options: EndpointOptions): Endpoint[] {
-  const { basePath, maxBodyBytes, redact, reads, signal } = options;
+  const { basePath, maxBodyBytes, redact, reads, signal, sending } = options;
   const json: _Json = (status, body, headers) =>
     jsonResponse(status, redact ? redactValue(body, redact) : body, headers);
   let openapi: string | undefined;
@@ -163,17 +168,25 @@ export function serviceEndpoints(service: AgentService, options: EndpointOptions
       method: "GET",
       path: ["v1", "sessions", ":id"],
       answer: async (_request, id) => {
-        // Read as it is sent, a slot of the heavy reads held until the body ends.
-        const release = reads ? await reads.take() : () => {};
+        const reader = await service.readSession(id);
+        // Read as it is sent; a large one holds a slot of the heavy reads until its body ends.
+        let release = () => {};
         try {
-          const reader = await service.readSession(id);
-          return new Response(sessionBody(reader, { redact, onEnd: release, signal }), {
-            headers: { "content-type": "application/json" },
-          });
+          if (reads && !((reader.size ?? Infinity) <= LIGHT_SESSION_BYTES)) {
+            release = await reads.take();
+          }
         } catch (error) {
-          release();
+          await reader.close();
           throw error;
         }
+        const sent = sending?.();
+        const onEnd = () => {
+          release();
+          sent?.();
+        };
+        return new Response(sessionBody(reader, { redact, onEnd, signal }), {
+          headers: { "content-type": "application/json" },
+        });
       },
     },
     {

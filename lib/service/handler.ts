@@ -43,9 +43,11 @@ export interface AgentHandlerOptions extends AgentServiceOptions {
   /** The largest request body, in bytes (default 2 MiB); a larger one is refused as it arrives. */
   maxBodyBytes?: number;
   /**
-   * Sessions sent whole at once at most (default 8); as many more wait their turn, and past
-   * them a read is refused with 503 and `Retry-After`. Each is read from its store as it is
-   * sent, so this bounds the reads' memory by their number, not by the sessions' size.
+   * Large sessions (over 1 MiB, or of a size the store does not tell) sent at once at most
+   * (default 2); 16 times as many more wait their turn, and past them a read is refused with
+   * 503 and `Retry-After`. Every session is read from its store as it is sent, a chunk at a
+   * time, so reads cost memory by their number, not by the sessions' size; the bound keeps the
+   * garbage of many large reads at once from growing the heap. Smaller sessions never wait.
    */
   maxConcurrentSessionReads?: number;
 }
@@ -105,7 +107,7 @@ export function createAgentHandler(options: AgentHandlerOptions): AgentHandler {
   const service = createAgentService(options);
   const base = (options.basePath ?? "").replace(/\/+$/, "");
   const redact = options.redact ?? ((text: string) => text);
-  const reads = readSlots(options.maxConcurrentSessionReads ?? 8);
+  const reads = readSlots(options.maxConcurrentSessionReads ?? 2);
   /** Aborted by close(): the sessions being sent stop there. */
   const closing = new AbortController();
   const endpoints = serviceEndpoints(service, {
@@ -114,7 +116,19 @@ export function createAgentHandler(options: AgentHandlerOptions): AgentHandler {
     redact: options.redact,
     reads,
     signal: closing.signal,
+    sending: () => {
+      sending++;
+      return () => {
+        if (--sending === 0) {
+          sent.resolve();
+          sent = Promise.withResolvers<void>();
+        }
+      };
+    },
   });
+  /** Sessions being sent, and when the last of them ends. */
+  let sending = 0;
+  let sent = Promise.withResolvers<void>();
   let draining: Promise<void> | undefined;
   /** Requests taken and not yet answered. */
   let answering = 0;
@@ -169,7 +183,7 @@ export function createAgentHandler(options: AgentHandlerOptions): AgentHandler {
       else if (answering > 0) await answered.promise;
       else break;
     }
-    await reads.idle();
+    while (sending > 0) await sent.promise;
     await service.close();
   };
   const withService = Object.assign(handler, {

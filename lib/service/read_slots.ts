@@ -1,7 +1,7 @@
 /**
- * A bound on the heavy reads the service does at once (a session sent whole, of any size): a
- * read takes a slot, and gives it back when its body ends. Past the limit a read waits its turn;
- * past as many waiting, it is refused at once with 503 and `Retry-After`, so that a crowd of
+ * A bound on the heavy reads the service does at once (a large session sent whole): a read takes
+ * a slot, and gives it back when its body ends. Past the limit a read waits its turn; past 16
+ * times as many waiting, it is refused at once with 503 and `Retry-After`, so that a crowd of
  * reads costs a queue, never the service's memory.
  *
  * @module
@@ -13,30 +13,28 @@ import { ServiceError } from "./service_error.ts";
 export interface ReadSlots {
   /**
    * Takes a slot, waiting for one while all are taken; gives the function that gives it back
-   * (once). A {@link ServiceError} `too_many_reads` (503, `Retry-After: 1`) when as many reads
-   * wait already as there are slots.
+   * (once). A {@link ServiceError} `too_many_reads` (503, `Retry-After: 1`) when 16 times as
+   * many reads as there are slots wait already.
    */
   take(): Promise<() => void>;
   /** The slots taken. */
   readonly taken: number;
-  /** Resolves once no slot is taken (at once when none is). */
-  idle(): Promise<void>;
 }
 
 /**
- * Slots for `limit` reads at once, and as many waiting (`limit` ≥ 1).
+ * Slots for `limit` reads at once, and 16 times as many waiting (`limit` ≥ 1).
  *
  * @example
  * ```ts
  * import { readSlots } from "./read_slots.ts";
  * const slots = readSlots(1);
  * const release = await slots.take();
- * const next = slots.take(); // waits its turn
+ * const waiting = Array.from({ length: 16 }, () => slots.take()); // each waits its turn
  * const refused = await slots.take().catch((error) => error);
  * if (refused.status !== 503 || refused.retryAfter !== 1) throw new Error("unexpected");
  * release();
- * (await next)();
- * await slots.idle();
+ * for (const next of waiting) (await next)();
+ * if (slots.taken !== 0) throw new Error("every slot is back");
  * ```
  */
 export function readSlots(limit: number): ReadSlots {
@@ -45,7 +43,6 @@ export function readSlots(limit: number): ReadSlots {
   }
   let taken = 0;
   const waiting: (() => void)[] = [];
-  let idle = Promise.withResolvers<void>();
   const release = () => {
     let done = false;
     return () => {
@@ -53,10 +50,7 @@ export function readSlots(limit: number): ReadSlots {
       done = true;
       const next = waiting.shift();
       if (next) return next(); // the slot passes on
-      if (--taken === 0) {
-        idle.resolve();
-        idle = Promise.withResolvers<void>();
-      }
+      taken--;
     };
   };
   return {
@@ -65,7 +59,7 @@ export function readSlots(limit: number): ReadSlots {
         taken++;
         return Promise.resolve(release());
       }
-      if (waiting.length >= limit) {
+      if (waiting.length >= 16 * limit) {
         return Promise.reject(
           new ServiceError(
             "too_many_reads",
@@ -81,6 +75,5 @@ export function readSlots(limit: number): ReadSlots {
     get taken() {
       return taken;
     },
-    idle: () => taken === 0 ? Promise.resolve() : idle.promise,
   };
 }

@@ -50,7 +50,9 @@ export async function readSessionFile(
     } catch { /* closed already */ }
   };
   let header: SessionHeader;
+  let size: number;
   try {
+    size = (await file.stat()).size;
     const first = await lines.next();
     header = parseHeaderLine(first.done ? "" : first.value.text, path);
   } catch (error) {
@@ -92,6 +94,7 @@ export async function readSessionFile(
   return {
     header,
     warnings,
+    size,
     [Symbol.asyncIterator]() {
       if (iterated || closed) {
         throw new TypeError(`The entries of ${path} are read once, and not once closed`);

@@ -165,6 +165,8 @@ export interface SessionReader extends AsyncIterable<SessionEntry>, AsyncDisposa
   readonly header: SessionHeader;
   /** What was skipped so far while reading, and why (e.g. a line cut off by a crash). */
   readonly warnings: readonly string[];
+  /** The session's size in bytes as stored, when the store knows it. */
+  readonly size?: number;
   /** Stops reading and releases the session. */
   close(): Promise<void>;
 }
