@@ -15,6 +15,7 @@ import {
 } from "../lib/session/mod.ts";
 import { encodeEntry, encodeHeader } from "../lib/session/jsonl.ts";
 import { SESSION_INDEX_FILE } from "../lib/session/index_db.ts";
+import { pruneReport } from "../lib/cli/sessions_command.ts";
 
 const MODULE = new URL("../lib/session/mod.ts", import.meta.url).href;
 const CONFIG = fileURLToPath(new URL("../deno.json", import.meta.url));
@@ -436,5 +437,61 @@ Deno.test("agent sessions prune says what it removed and the bytes freed", async
     assert.deepEqual([bad.code, bad.out], [2, ""]);
   } finally {
     await Deno.remove(data, { recursive: true });
+  }
+});
+
+/** Runs `pruneSessions(dir, options)` in a process Deno grants `permissions`; what it returned. */
+async function pruneElsewhere(
+  dir: string,
+  options: { keep: number; dryRun?: boolean },
+  permissions: string[],
+) {
+  const script = join(await tempDir(), "prune.ts");
+  try {
+    await Deno.writeTextFile(
+      script,
+      `import { pruneSessions } from ${JSON.stringify(MODULE)};
+console.log(JSON.stringify(await pruneSessions(Deno.args[0], JSON.parse(Deno.args[1]))));`,
+    );
+    const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--config", CONFIG, ...permissions, script, dir, JSON.stringify(options)],
+      stdin: "null",
+    }).output();
+    const text = new TextDecoder().decode(stdout);
+    assert.equal(code, 0, new TextDecoder().decode(stderr));
+    return JSON.parse(text) as Awaited<ReturnType<typeof pruneSessions>>;
+  } finally {
+    await Deno.remove(join(script, ".."), { recursive: true });
+  }
+}
+
+Deno.test("pruneSessions() keeps a session it cannot remove, says why, and goes on", async () => {
+  const dir = await tempDir();
+  try {
+    const store = fileSessionStore({ dir });
+    const made: string[] = [];
+    for (let i = 0; i < 3; i++) made.push(await record(store, { cwd: "/p/a" }, 1, i));
+    await store.close?.();
+    const stuck = join(projectSessionsDir(dir, "/p/a"), `${made[1]}.jsonl`);
+    // A file this process may not write (as a file of another user, or made immutable, is).
+    const result = await pruneElsewhere(dir, { keep: 0 }, [
+      "--allow-read",
+      `--allow-write=${dir}`,
+      `--deny-write=${stuck}`,
+    ]);
+    assert.deepEqual(result.removed.map((s) => s.id).sort(), [made[0], made[2]].sort());
+    assert.deepEqual(result.kept.map((s) => s.id), [made[1]]);
+    assert.match(result.kept[0].reason, /write access/);
+    assert.ok(!result.kept[0].reason.includes(dir), "the report names the session, not its path");
+    assert.match(pruneReport(result, false), new RegExp(`\nkept ${made[1]}: cannot remove: .+\n$`));
+    assert.deepEqual(ids(await store.list("/p/a")), [made[1]]);
+
+    // A dry run needs no leave to write at all.
+    const dry = await pruneElsewhere(dir, { keep: 0, dryRun: true }, ["--allow-read"]);
+    assert.deepEqual(dry.removed.map((s) => s.id), [made[1]]);
+    assert.deepEqual(dry.kept, []);
+    assert.deepEqual(ids(await store.list("/p/a")), [made[1]]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -317,13 +317,13 @@ export async function runSessionsCommand(
 
 /**
  * What a prune did, in words: each session removed, then the count and the bytes freed, and the
- * sessions left because another process writes them.
+ * sessions left because another process writes them or because they cannot be removed.
  *
  * @example
  * ```ts
  * import { pruneReport } from "./sessions_command.ts";
  * const session = { id: "3f9a2c7e-1b", cwd: "/w", updated: "2025-01-01T00:00:00Z", bytes: 2048 };
- * const text = pruneReport({ removed: [session], busy: [], bytes: 2048 }, false);
+ * const text = pruneReport({ removed: [session], busy: [], kept: [], bytes: 2048 }, false);
  * if (!text.includes("Removed 1 session (2.0 KB freed)")) throw new Error(text);
  * ```
  */
@@ -341,6 +341,9 @@ export function pruneReport(result: PruneResult, dryRun: boolean): string {
   );
   for (const session of result.busy) {
     lines.push(`kept ${session.id}: another process is writing it`);
+  }
+  for (const session of result.kept) {
+    lines.push(`kept ${session.id}: cannot remove: ${session.reason}`);
   }
   return lines.join("\n") + "\n";
 }

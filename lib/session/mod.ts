@@ -44,6 +44,7 @@ export {
 export { memorySessionStore } from "./memory_store.ts";
 export { pageSessions } from "./page.ts";
 export {
+  type KeptSession,
   type PrunedSession,
   type PruneResult,
   pruneSessions,

@@ -38,12 +38,23 @@ export interface PrunedSession {
   bytes: number;
 }
 
+/** A session pruning picked but could not remove, and why. */
+export interface KeptSession extends PrunedSession {
+  /** Why it is kept, as the system said (e.g. the user may not write its file). */
+  reason: string;
+}
+
 /** What {@link pruneSessions} did. */
 export interface PruneResult {
   /** The sessions removed (with `dryRun`: those that would be). */
   removed: PrunedSession[];
   /** The sessions the rules picked that another process is writing: left as they are. */
   busy: PrunedSession[];
+  /**
+   * The sessions the rules picked that could not be removed (a file the user may not write,
+   * or may not remove): left as they are, and the others removed all the same.
+   */
+  kept: KeptSession[];
   /** The bytes freed (with `dryRun`: that would be). */
   bytes: number;
 }
@@ -51,7 +62,9 @@ export interface PruneResult {
 /**
  * Removes the sessions of the directory `dir` (as `fileSessionStore` keeps them) that are
  * older than `olderThan` and not among the `keep` newest of their project (each rule applies
- * when given; one of them must be). Newest means last updated. A session being written is left.
+ * when given; one of them must be). Newest means last updated. A session being written is left,
+ * and so is one whose file cannot be written or removed (said in `kept`). A dry run needs only
+ * leave to read: it opens no file for writing unless Deno grants writing it.
  *
  * @example
  * ```ts
@@ -93,7 +106,7 @@ export async function pruneSessions(
     seen.set(project, rank);
     if ((keep === undefined || rank > keep) && old(row.updated)) picked.push(row);
   }
-  const result: PruneResult = { removed: [], busy: [], bytes: 0 };
+  const result: PruneResult = { removed: [], busy: [], kept: [], bytes: 0 };
   try {
     await _remove(picked);
   } finally {
@@ -104,15 +117,21 @@ export async function pruneSessions(
   async function _remove(picked: IndexedSession[]): Promise<void> {
     for (const row of picked) {
       const path = join(dir, row.folder, `${row.file}.jsonl`);
+      const session = { id: row.id, cwd: row.cwd, updated: row.updated, bytes: row.size };
+      const keep = (error: unknown) => result.kept.push({ ...session, reason: _reason(error) });
+      // Opened for writing as a check that it may be removed, but by a dry run only when Deno
+      // grants writing it: a dry run needs no more than leave to read.
+      const write = !dryRun ||
+        Deno.permissions.querySync({ name: "write", path }).state === "granted";
       let file: Deno.FsFile;
       try {
-        file = await Deno.open(path, { read: true, write: true });
+        if (!(await Deno.lstat(path)).isFile) continue; // not a session file (a link)
+        file = await Deno.open(path, { read: true, write });
       } catch (error) {
-        if (error instanceof Deno.errors.NotFound) continue;
-        throw error;
+        if (!(error instanceof Deno.errors.NotFound)) keep(error);
+        continue;
       }
       try {
-        const session = { id: row.id, cwd: row.cwd, updated: row.updated, bytes: row.size };
         try {
           lockSessionFile(file, row.id);
         } catch (error) {
@@ -127,7 +146,12 @@ export async function pruneSessions(
         session.bytes = now.size;
         if (!dryRun) {
           const before = _mtime(join(dir, row.folder));
-          await Deno.remove(path);
+          try {
+            await Deno.remove(path);
+          } catch (error) {
+            if (!(error instanceof Deno.errors.NotFound)) keep(error);
+            continue;
+          }
           index.removed(path, before);
         }
         result.removed.push(session);
@@ -137,6 +161,12 @@ export async function pruneSessions(
       }
     }
   }
+}
+
+/** What the system said of a file, without the file's path (a report names the session). */
+function _reason(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/: \w+ '[^']*'$/, "").replace(/ to "[^"]*"/, "");
 }
 
 function _ms(iso: string): number {
