@@ -16,6 +16,8 @@ import {
 import { encodeEntry, encodeHeader } from "../lib/session/jsonl.ts";
 import { SESSION_INDEX_FILE } from "../lib/session/index_db.ts";
 import { pruneReport } from "../lib/cli/sessions_command.ts";
+import { createAgentHandler } from "../lib/service/mod.ts";
+import { scriptedModel } from "../lib/testing/scripted_model.ts";
 
 const MODULE = new URL("../lib/session/mod.ts", import.meta.url).href;
 const CONFIG = fileURLToPath(new URL("../deno.json", import.meta.url));
@@ -493,5 +495,49 @@ Deno.test("pruneSessions() keeps a session it cannot remove, says why, and goes 
     assert.deepEqual(ids(await store.list("/p/a")), [made[1]]);
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** A service over `store` for the project `cwd`, asked in process; the status and JSON body. */
+function service(store: SessionStore, cwd: string) {
+  const handler = createAgentHandler({
+    model: scriptedModel([]),
+    token: false,
+    cwd,
+    sessions: store,
+  });
+  const get = async (path: string) => {
+    const response = await handler(new Request(`http://localhost${path}`));
+    return { status: response.status, body: await response.json() };
+  };
+  return { get, [Symbol.asyncDispose]: () => handler.close() };
+}
+
+Deno.test("fileSessionStore: a link among the session files is no session, by id or prefix", async () => {
+  const dir = await tempDir();
+  const outside = await tempDir();
+  try {
+    const store = fileSessionStore({ dir });
+    const mine = await record(store, { cwd: "/p/a" }, 1, 0);
+    const target = await writeBehind(outside, { id: "link0000-0000", cwd: "/p/a" }, 1, 5);
+    const link = join(projectSessionsDir(dir, "/p/a"), "link0000-0000.jsonl");
+    await Deno.symlink(target, link);
+    await using api = service(store, "/p/a");
+    for (let round = 0; round < 2; round++) {
+      for (const id of ["link0000-0000", "link0000"]) {
+        const error = await store.load(id).catch((error) => error);
+        assert.ok(error instanceof SessionError && error.reason === "not_found", String(error));
+        assert.ok(!(await store.read!(id).catch(() => undefined)), `read(${id})`);
+        assert.ok(!(await store.open(id).catch(() => undefined)), `open(${id})`);
+        const { status, body } = await api.get(`/v1/sessions/${id}`);
+        assert.equal(status, 404, JSON.stringify(body));
+      }
+      assert.deepEqual(ids(await store.list("/p/a")), [mine]);
+      assert.equal((await api.get("/v1/sessions")).body.total, 1);
+    }
+    assert.equal((await Deno.readTextFile(target)).split("\n").length, 3, "the target untouched");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(outside, { recursive: true });
   }
 });

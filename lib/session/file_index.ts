@@ -16,6 +16,8 @@
  *   again first. A row whose file is gone sends the lookup to compare the folders.
  * - A writer records what it wrote when it closes (and, while it writes, at most once a second),
  *   so that listings stay in order without reading the files again.
+ * - Only regular files are sessions: a link (to a file anywhere) or a folder named like a session
+ *   file is neither listed nor found by id.
  *
  * The index lives in the sessions directory when Deno grants reading and writing there; else,
  * or when it cannot be opened, in memory (built from the files once per process). A damaged
@@ -221,8 +223,8 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
     const index = db();
     const changed = await Promise.all(rows.map(async (row) => {
       const path = join(dir, row.folder, `${row.file}.jsonl`);
-      const now = await Deno.stat(path).catch(() => undefined);
-      if (!now) return null;
+      const now = await Deno.lstat(path).catch(() => undefined);
+      if (!now?.isFile) return null;
       if (now.size === row.size && mtimeOf(now) === row.mtime) return undefined;
       return await _read(path);
     }));
@@ -248,19 +250,19 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
     find: (idOrPrefix, hint) =>
       guarded(async () => {
         const exact = db().byFile(idOrPrefix);
-        if (exact && await _mtime(_pathOf(dir, exact)) !== undefined) return _pathOf(dir, exact);
+        if (exact && await _isFile(_pathOf(dir, exact))) return _pathOf(dir, exact);
         // A whole id is looked for as a file first: no folder needs comparing to find it.
         await serial(() => freshen(null));
         const file = await probe(idOrPrefix);
         if (file) return _pathOf(dir, file);
         await serial(() => freshen());
         const again = db().byFile(idOrPrefix);
-        if (again) return _pathOf(dir, again);
+        if (again && await _isFile(_pathOf(dir, again))) return _pathOf(dir, again);
         const { files, total } = idOrPrefix
           ? db().byPrefix(idOrPrefix, 11)
           : { files: [], total: 0 };
-        if (total === 1) return _pathOf(dir, files[0]);
-        if (total === 0) {
+        if (total === 1 && await _isFile(_pathOf(dir, files[0]))) return _pathOf(dir, files[0]);
+        if (total <= 1) {
           throw new SessionError(`No session matches "${idOrPrefix}". ${hint}`.trim(), {
             reason: "not_found",
           });
@@ -369,10 +371,14 @@ function _info(row: IndexedSession): SessionInfo {
   return { id, cwd, model, created, updated, messages, title };
 }
 
-/** A file's row, read from it; a row that is not readable when it is not a session. */
+/**
+ * A file's row, read from it; a row that is not readable when it is not a session; none when it
+ * is gone or is not a regular file (a link is not followed).
+ */
 async function _read(path: string): Promise<IndexedSession | undefined> {
   const folder = basename(dirname(path));
   const file = basename(path, ".jsonl");
+  if (!await _isFile(path)) return undefined;
   let summary: FileSummary;
   try {
     summary = await summarizeSessionFile(path);
@@ -398,6 +404,18 @@ async function _read(path: string): Promise<IndexedSession | undefined> {
   }
   const { path: _path, ...info } = summary.info;
   return { ...info, folder, file, readable: true, size: summary.size, mtime: summary.mtime };
+}
+
+/** Whether `path` is a regular file (not a link to one: links are not followed). */
+async function _isFile(path: string): Promise<boolean> {
+  try {
+    return (await Deno.lstat(path)).isFile;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.NotADirectory) {
+      return false;
+    }
+    throw error;
+  }
 }
 
 async function _mtime(path: string): Promise<number | undefined> {
