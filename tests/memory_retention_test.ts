@@ -239,6 +239,56 @@ Deno.test("retention: maxBytes drops the oldest until the database uses about th
   );
 });
 
+Deno.test("retention: maxBytes drops only as many of the oldest as cover the excess, when they are the largest", async () => {
+  // Large run loops first, then many small ones: the oldest are far larger than the average.
+  const large = (n: number) =>
+    loop(n, {
+      iterations: [{
+        ...loop(n).iterations[0],
+        userMessage: Array.from({ length: 2500 }, (_, i) => `w${n}x${i}`).join(" "),
+      }],
+    });
+  const used = (memory: MemoryStore) => {
+    const { bytes, freeBytes } = memory.stats();
+    return bytes - freeBytes;
+  };
+  const path = await tempFile();
+  {
+    await using memory = await openMemory({ path });
+    for (let n = 1; n <= 12; n++) await memory.archive(large(n));
+    await archiveAll(memory, 13, 90);
+  }
+  // What dropping the oldest gives back, measured on a copy, one run loop at a time.
+  const copy = join(await Deno.makeTempDir({ prefix: "memory_retention_" }), "memory.db");
+  await Deno.copyFile(path, copy);
+  let before: number;
+  const freed: number[] = [];
+  {
+    await using memory = await openMemory({ path: copy });
+    before = used(memory);
+    for (let kept = 89; kept >= 80; kept--) {
+      await memory.prune({ maxRunLoops: kept });
+      freed.push(before - used(memory));
+    }
+  }
+  const maxBytes = Math.floor(before * 0.9);
+  // The fewest of the oldest whose dropping brings the memory under the bound.
+  const needed = 1 + freed.findIndex((bytes) => before - bytes <= maxBytes);
+  assert.ok(needed >= 1 && needed < 6, `${needed} of ${freed}`);
+
+  await using memory = await openMemory({ path });
+  assert.equal(used(memory), before);
+  const dry = await memory.prune({ maxBytes, dryRun: true });
+  const result = await memory.prune({ maxBytes });
+  assert.equal(dry.runLoops, result.runLoops);
+  assert.ok(
+    result.runLoops >= needed && result.runLoops <= needed + 1,
+    `dropped ${result.runLoops}, ${needed} needed`,
+  );
+  assert.ok(used(memory) <= maxBytes, `${used(memory)} > ${maxBytes}`);
+  assert.equal(memory.stats().runLoops, 90 - result.runLoops);
+});
+
 Deno.test("retention: vectors go with their segments, and the vector search no longer finds them", async () => {
   await using server = startMockEmbeddingsServer({ dimensions: 16 });
   const path = await tempFile();

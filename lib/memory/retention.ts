@@ -11,6 +11,13 @@
  * tool calls and their results (most of the bytes) go, and the run loop records when
  * (`detailDroppedAt`).
  *
+ * A bound in bytes drops the oldest run loops one at a time while the pages in use are more than
+ * the bound, read again after each: what a run loop gives back is measured, not guessed from an
+ * average (the oldest can be far larger or smaller than the rest), nor from its rows' lengths
+ * (a row can hold a page of its own; the full-text index gives back its share only when it is
+ * merged). So no more go than it takes, and a dry run (which does the same, then undoes it)
+ * says exactly what a pruning would drop.
+ *
  * Applied after each archive, a step drops at most {@link PRUNE_STEP} run loops and reads only
  * the oldest ones, through an index, and counters kept by triggers: its cost does not grow with
  * the memory.
@@ -93,9 +100,10 @@ export function checkRetention(policy: RetentionPolicy): RetentionPolicy {
 /** What a memory's connection needs to prune: its statements, made once. */
 export interface Pruner {
   /**
-   * Drops (or counts, with `dryRun`) what `policy` does not keep, oldest first; at most `limit`
-   * run loops dropped (and as many outlined). `dropped` hears the ids of the segments dropped.
-   * Within a transaction the caller holds, it works in that one.
+   * Drops what `policy` does not keep, oldest first; at most `limit` run loops dropped (and as
+   * many outlined). With `dryRun`, does the same and undoes it, so that it says exactly what
+   * would go. `dropped` hears the ids of the segments dropped. Within a transaction the caller
+   * holds, it works in that one.
    */
   prune(
     policy: RetentionPolicy,
@@ -122,10 +130,11 @@ export interface Pruner {
  */
 export function pruner(db: DatabaseSync): Pruner {
   const sql = (text: string): StatementSync => db.prepare(text);
-  const counts = sql(
-    `SELECT run_loops AS n, (SELECT (page_count - freelist_count) * page_size
-       FROM pragma_page_count(), pragma_freelist_count(), pragma_page_size()) AS used
-     FROM memory_counts`,
+  const runLoops = sql("SELECT run_loops AS n FROM memory_counts");
+  // The pages in use, read again as run loops go: within a transaction, as it stands.
+  const usedBytes = sql(
+    `SELECT (page_count - freelist_count) * page_size AS used
+     FROM pragma_page_count(), pragma_freelist_count(), pragma_page_size()`,
   );
   const oldest = sql(
     `SELECT id, archived_at, archive_seq FROM run_loops WHERE archive_seq > ?
@@ -152,29 +161,31 @@ export function pruner(db: DatabaseSync): Pruner {
   const uncount = sql("UPDATE memory_counts SET segments = segments - ?");
 
   /**
-   * Oldest first, the run loops `take` picks, up to the first it does not: read a window at a
-   * time, the first of `first` rows (one more than is known to go: in the steady state, one
-   * archive in and one out, two rows are read).
+   * Oldest first, the run loops `take` picks (and acts on), up to the first it does not: read a
+   * window at a time, the first of `first` rows (one more than is known to go: in the steady
+   * state, one archive in and one out, two rows are read).
    */
   const walk = (
     statement: StatementSync,
     limit: number,
     take: (row: _Row, position: number) => boolean,
     first: number,
-  ): string[] => {
-    const picked: string[] = [];
-    for (let after = 0, window = first; picked.length < limit; window = PRUNE_STEP) {
-      const size = Math.min(window, limit - picked.length + 1, 4096);
+  ): number => {
+    let picked = 0;
+    for (let after = 0, window = first; picked < limit; window = PRUNE_STEP) {
+      const size = Math.min(window, limit - picked + 1, 4096);
       const rows = statement.all(after, size) as unknown as _Row[];
       for (const row of rows) {
-        if (picked.length >= limit || !take(row, picked.length)) return picked;
-        picked.push(row.id);
+        if (picked >= limit || !take(row, picked)) return picked;
+        picked++;
       }
       if (rows.length < size) break;
       after = rows[rows.length - 1].archive_seq;
     }
     return picked;
   };
+  const ids = (statement: StatementSync, id: string) =>
+    (statement.all(id) as Array<{ id: number }>).map((row) => row.id);
 
   return {
     prune(policy, options = {}) {
@@ -184,80 +195,94 @@ export function pruner(db: DatabaseSync): Pruner {
       const now = (options.now ?? new Date()).getTime();
       const before = (days?: number) =>
         days === undefined ? undefined : new Date(now - days * _DAY).toISOString();
-      const bounded = policy.maxRunLoops !== undefined || policy.maxBytes !== undefined;
-      const figures = bounded ? counts.get() : undefined;
-      const total = Number(figures?.n ?? 0);
-      let excess = policy.maxRunLoops === undefined ? 0 : total - policy.maxRunLoops;
-      if (policy.maxBytes !== undefined && total > 0) {
-        const used = Number(figures?.used ?? 0);
-        if (used > policy.maxBytes) {
-          // Never the newest: a bound below one run loop's size keeps that one.
-          const over = Math.ceil((used - policy.maxBytes) / (used / total));
-          excess = Math.max(excess, Math.min(over, total - 1));
-        }
-      }
+      const { maxRunLoops, maxBytes } = policy;
       const cutoff = before(policy.maxAgeDays);
       const detailCutoff = before(policy.detailDays);
-      const victims = excess > 0 || cutoff !== undefined
-        ? walk(
-          oldest,
-          limit,
-          (row, i) => i < excess || (cutoff !== undefined && row.archived_at < cutoff),
-          Math.max(excess, 0) + 1,
-        )
-        : [];
-      const dropping = new Set(victims);
-      const outlined = detailCutoff === undefined ? [] : walk(
-        detailed,
-        limit + victims.length,
-        (row) => dropping.has(row.id) || row.archived_at < detailCutoff,
-        victims.length + 1,
-      ).filter((id) => !dropping.has(id));
-      const ids = (statement: StatementSync, id: string) =>
-        (statement.all(id) as Array<{ id: number }>).map((row) => row.id);
-      if (dryRun) {
-        let segments = 0;
-        for (const id of victims) segments += ids(segmentIds, id).length;
-        for (const id of outlined) segments += ids(detailIds, id).length;
-        return { runLoops: victims.length, outlined: outlined.length, segments, dryRun };
+      const over = () => maxBytes !== undefined && Number(usedBytes.get()?.used) > maxBytes;
+      let total = maxRunLoops === undefined && maxBytes === undefined
+        ? 0
+        : Number(runLoops.get()?.n ?? 0);
+      const excess = maxRunLoops === undefined ? 0 : total - maxRunLoops;
+      const result = { runLoops: 0, outlined: 0, segments: 0, dryRun };
+      const overBound = over();
+      if (excess <= 0 && cutoff === undefined && detailCutoff === undefined && !overBound) {
+        return result;
       }
-      const gone: number[] = [];
-      if (victims.length + outlined.length > 0) {
-        // Inside the caller's transaction (after an archive, its pages are written once), or
-        // in one of its own.
-        const own = !db.isTransaction;
-        if (own) db.exec("BEGIN IMMEDIATE");
-        try {
-          for (const id of victims) {
-            const segments = ids(segmentIds, id);
-            gone.push(...segments);
-            unindex.run(JSON.stringify(segments));
-            drop.run(id); // its segments and their vectors go with it (ON DELETE CASCADE)
-            unseed.run(id);
-          }
-          const at = new Date(now).toISOString();
-          for (const id of outlined) {
-            const segments = JSON.stringify(ids(detailIds, id));
-            gone.push(...JSON.parse(segments));
-            unindex.run(segments);
-            deleteSegments.run(segments); // and their vectors
-            const json = loopJson.get(id)?.json as string;
-            outline.run(JSON.stringify(_outline(JSON.parse(json), at)), id);
-          }
-          uncount.run(gone.length);
-          if (own) db.exec("COMMIT");
-        } catch (error) {
-          if (own && db.isTransaction) db.exec("ROLLBACK");
-          throw error;
+      if (dryRun && !overBound) {
+        // Counted: nothing to measure.
+        const victims: string[] = [];
+        walk(oldest, limit, (row, i) => {
+          if (!(i < excess || (cutoff !== undefined && row.archived_at < cutoff))) return false;
+          victims.push(row.id);
+          return true;
+        }, Math.max(excess, 0) + 1);
+        const outlined: string[] = [];
+        if (detailCutoff !== undefined) {
+          const dropping = new Set(victims);
+          walk(detailed, limit + victims.length, (row) => {
+            if (dropping.has(row.id)) return true;
+            if (!(row.archived_at < detailCutoff)) return false;
+            outlined.push(row.id);
+            return true;
+          }, victims.length + 1);
         }
-        options.dropped?.(gone);
+        result.runLoops = victims.length;
+        result.outlined = Math.min(outlined.length, limit);
+        for (const id of victims) result.segments += ids(segmentIds, id).length;
+        for (const id of outlined.slice(0, limit)) result.segments += ids(detailIds, id).length;
+        return result;
       }
-      return {
-        runLoops: victims.length,
-        outlined: outlined.length,
-        segments: gone.length,
-        dryRun,
+      // Inside the caller's transaction (after an archive, its pages are written once), or in
+      // one of its own; a dry run over the bound in bytes does the same, then undoes it.
+      const own = !db.isTransaction;
+      db.exec(own ? "BEGIN IMMEDIATE" : "SAVEPOINT prune");
+      const gone: number[] = [];
+      const dropLoop = (id: string) => {
+        const segments = ids(segmentIds, id);
+        gone.push(...segments);
+        unindex.run(JSON.stringify(segments));
+        drop.run(id); // its segments and their vectors go with it (ON DELETE CASCADE)
+        unseed.run(id);
+        total--;
       };
+      try {
+        // By number and by age, then by size: the oldest, one at a time, while the pages in use
+        // are more than the bound (what a run loop gives back is measured, not guessed); never
+        // the newest, as a bound below one run loop's size keeps that one.
+        result.runLoops = walk(oldest, limit, (row, i) => {
+          if (!(i < excess || (cutoff !== undefined && row.archived_at < cutoff))) return false;
+          dropLoop(row.id);
+          return true;
+        }, Math.max(excess, 0) + 1);
+        if (maxBytes !== undefined) {
+          result.runLoops += walk(oldest, limit - result.runLoops, (row) => {
+            if (total <= 1 || !over()) return false;
+            dropLoop(row.id);
+            return true;
+          }, 2);
+        }
+        const at = new Date(now).toISOString();
+        result.outlined = detailCutoff === undefined ? 0 : walk(detailed, limit, (row) => {
+          if (!(row.archived_at < detailCutoff)) return false;
+          const segments = JSON.stringify(ids(detailIds, row.id));
+          gone.push(...JSON.parse(segments));
+          unindex.run(segments);
+          deleteSegments.run(segments); // and their vectors
+          const json = loopJson.get(row.id)?.json as string;
+          outline.run(JSON.stringify(_outline(JSON.parse(json), at)), row.id);
+          return true;
+        }, 2);
+        uncount.run(gone.length);
+        result.segments = gone.length;
+        if (dryRun) db.exec(own ? "ROLLBACK" : "ROLLBACK TO prune; RELEASE prune");
+        else db.exec(own ? "COMMIT" : "RELEASE prune");
+      } catch (error) {
+        if (own && db.isTransaction) db.exec("ROLLBACK");
+        else if (!own) db.exec("ROLLBACK TO prune; RELEASE prune");
+        throw error;
+      }
+      if (!dryRun && gone.length > 0) options.dropped?.(gone);
+      return result;
     },
   };
 }
