@@ -99,7 +99,7 @@ async function page(store: ReturnType<typeof fileSessionStore>): Promise<Session
 // missing with --cold).
 if (flags.values.cold) {
   for (const suffix of ["", "-wal", "-shm"]) {
-    await Deno.remove(join(dir, `index.v1.sqlite${suffix}`)).catch(() => {});
+    await Deno.remove(join(dir, `index.v2.sqlite${suffix}`)).catch(() => {});
   }
 }
 const first = performance.now();

@@ -541,3 +541,101 @@ Deno.test("fileSessionStore: a link among the session files is no session, by id
     await Deno.remove(outside, { recursive: true });
   }
 });
+
+Deno.test("fileSessionStore: a session is found by the id it is listed by, its file's name", async () => {
+  const dir = await tempDir();
+  try {
+    const store = fileSessionStore({ dir });
+    const older = await record(store, { cwd: "/p/a" }, 1, 0);
+    const newer = await record(store, { cwd: "/p/a" }, 1, 5);
+    const folder = projectSessionsDir(dir, "/p/a");
+    // A copy beside it (a backup), and a file whose header names another session.
+    await new Promise((done) => setTimeout(done, 30));
+    await Deno.copyFile(join(folder, `${older}.jsonl`), join(folder, `${older}.bak.jsonl`));
+    const named = await writeBehind(dir, { id: "inside-0001", cwd: "/p/a" }, 1, 2);
+    await Deno.rename(named, join(folder, "outside-0001.jsonl"));
+    const listed = ids(await store.list("/p/a"));
+    assert.deepEqual(listed.toSorted(), [older, `${older}.bak`, newer, "outside-0001"].sort());
+    for (const id of listed) {
+      assert.equal((await store.load(id)).header.id, id);
+      const reader = await store.read!(id);
+      assert.equal(reader.header.id, id);
+      await reader.close();
+      const writer = await store.open(id);
+      assert.equal(writer.id, id);
+      await writer.close();
+    }
+    // Pages of one session each show every session once, and the service serves each listed.
+    await using api = service(store, "/p/a");
+    const paged: string[] = [];
+    let cursor = "";
+    for (let page = 0; page < 6; page++) {
+      const { body } = await api.get(`/v1/sessions?limit=1${cursor && `&cursor=${cursor}`}`);
+      assert.equal(body.total, 4);
+      paged.push(...body.sessions.map((session: SessionInfo) => session.id));
+      if (!body.next) break;
+      cursor = encodeURIComponent(body.next);
+    }
+    assert.deepEqual(paged, listed);
+    for (const id of listed) {
+      const { status, body } = await api.get(`/v1/sessions/${id}`);
+      assert.deepEqual([status, body.id], [200, id]);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("fileSessionStore: pages through sessions of one id in two folders, each once", async () => {
+  const dir = await tempDir();
+  try {
+    const store = fileSessionStore({ dir });
+    const id = await record(store, { cwd: "/p/a" }, 1, 0);
+    await record(store, { cwd: "/p/a" }, 1, 9);
+    // The project's folder copied whole: the same files, the same times, in another folder.
+    const from = projectSessionsDir(dir, "/p/a");
+    await Deno.mkdir(join(dir, "copy"));
+    await Deno.copyFile(join(from, `${id}.jsonl`), join(dir, "copy", `${id}.jsonl`));
+    const all = ids(await store.list());
+    assert.equal(all.filter((listed) => listed === id).length, 2);
+    const paged: string[] = [];
+    for (let cursor: string | undefined, page = 0; page < 5; page++) {
+      const { sessions, next } = await store.list(undefined, { limit: 1, cursor });
+      paged.push(...ids(sessions));
+      if (!(cursor = next)) break;
+    }
+    assert.deepEqual(paged, all);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the service's refusals of a session name no path of the server's files", async () => {
+  const dir = await tempDir();
+  try {
+    const files = fileSessionStore({ dir });
+    const id = await record(files, { cwd: "/p/a" }, 1, 0);
+    // Its file gone between the listing and the read (another process pruned it).
+    const gone = (): never => {
+      throw new SessionError(
+        `No session matches "${id}". The sessions are the files under ${dir}`,
+        {
+          reason: "not_found",
+        },
+      );
+    };
+    const store: SessionStore = { ...files, load: gone, read: gone };
+    await using api = service(store, "/p/a");
+    for (const asked of [id, id.slice(0, 8)]) {
+      const { status, body } = await api.get(`/v1/sessions/${asked}`);
+      assert.equal(status, 404);
+      assert.ok(!JSON.stringify(body).includes(dir), JSON.stringify(body));
+    }
+    const { loadListedSession } = await import("../lib/service/session_lookup.ts");
+    const error = await loadListedSession(store, "/p/a", id).catch((error) => error);
+    assert.equal(error.status, 404);
+    assert.ok(!error.message.includes(dir), error.message);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

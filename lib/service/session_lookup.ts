@@ -11,6 +11,7 @@ import { resolve } from "node:path";
 import {
   type LoadedSession,
   MAX_SESSION_PAGE,
+  SessionError,
   type SessionInfo,
   type SessionStore,
 } from "../session/mod.ts";
@@ -112,9 +113,37 @@ export async function loadListedSession(
     page = await store.list(where, { prefix: id, limit: MAX_SESSION_PAGE });
   }
   const found = listedSession(page.sessions, id, page.total);
-  const loaded = await store.load(found.id);
+  const loaded = await fromStore(id, () => store.load(found.id));
   if (loaded.header.id !== found.id || loaded.header.cwd !== where) {
     throw new ServiceError("not_found", 404, `No session of this service is "${id}"`);
   }
   return loaded;
+}
+
+/**
+ * What `ask` gets of the store for the session a client named `id`, or a refusal that says no
+ * more than a client may know: a store's own errors say where its files are (or what else the
+ * server holds), which is the operator's to know, not the client's (it is kept as `cause`). A
+ * session gone since it was listed is `not_found` (404); one that cannot be read, a 500.
+ *
+ * @example
+ * ```ts
+ * import { fromStore } from "./session_lookup.ts";
+ * import { SessionError } from "../session/mod.ts";
+ * const gone = new SessionError("No session matches \"0f3a\": see /srv/sessions", { reason: "not_found" });
+ * const refusal = await fromStore("0f3a", () => Promise.reject(gone)).catch((error) => error);
+ * if (refusal.status !== 404 || refusal.message.includes("/srv")) throw new Error("unexpected");
+ * if (await fromStore("0f3a", () => Promise.resolve(1)) !== 1) throw new Error("unexpected");
+ * ```
+ */
+export async function fromStore<T>(id: string, ask: () => Promise<T>): Promise<T> {
+  try {
+    return await ask();
+  } catch (error) {
+    if (error instanceof ServiceError) throw error;
+    const refusal = error instanceof SessionError && error.reason === "not_found"
+      ? new ServiceError("not_found", 404, `No session of this service is "${id}"`)
+      : new ServiceError("internal", 500, `The session "${id}" could not be read`);
+    throw Object.assign(refusal, { cause: error });
+  }
 }

@@ -10,7 +10,7 @@
 import { resolve } from "node:path";
 import type { LoadedSession, SessionEntry, SessionReader, SessionStore } from "../session/mod.ts";
 import { ServiceError } from "./service_error.ts";
-import { listedSession, MIN_SESSION_PREFIX } from "./session_lookup.ts";
+import { fromStore, listedSession, MIN_SESSION_PREFIX } from "./session_lookup.ts";
 
 /**
  * Opens for reading the session `id` names among those `store` lists for `cwd`: a whole id is
@@ -55,7 +55,7 @@ export async function readListedSession(
     );
   }
   const found = listedSession(page.sessions, id);
-  const reader = await _read(store, found.id);
+  const reader = await fromStore(id, () => _read(store, found.id));
   if (reader.header.id !== found.id || reader.header.cwd !== where) {
     await reader.close();
     throw new ServiceError("not_found", 404, `No session of this service is "${id}"`);

@@ -31,6 +31,7 @@ import {
   type IndexedSession,
   isDamagedIndex,
   isIndexError,
+  OLD_SESSION_INDEX_FILES,
   openSessionIndexDb,
   SESSION_INDEX_FILE,
   type SessionIndexDb,
@@ -118,7 +119,19 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
     const granted = (name: "read" | "write") =>
       Deno.permissions.querySync({ name, path }).state === "granted";
     try {
-      if (granted("read") && granted("write")) return opened = openSessionIndexDb(path);
+      if (granted("read") && granted("write")) {
+        const made = _mtimeSync(path) === undefined;
+        opened = openSessionIndexDb(path);
+        // An earlier version's index is left for this one: it goes once this one is made.
+        for (const old of made ? OLD_SESSION_INDEX_FILES : []) {
+          for (const suffix of ["", "-wal", "-shm"]) {
+            try {
+              Deno.removeSync(join(dir, old + suffix));
+            } catch { /* not there */ }
+          }
+        }
+        return opened;
+      }
     } catch {
       // Not ours to open here (a read-only directory, another user's file): kept in memory.
     }
@@ -291,7 +304,7 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
               sessions: rows.map(_info),
               total,
               ...(query.limit > 0 && more && last
-                ? { next: sessionCursor(sessionSortKey(last)) }
+                ? { next: sessionCursor({ ...sessionSortKey(last), folder: last.folder }) }
                 : {}),
             };
           }
@@ -402,8 +415,10 @@ async function _read(path: string): Promise<IndexedSession | undefined> {
       mtime: mtimeOf(stat),
     };
   }
+  // Its id is its file's name, what it is found by, whatever the header says (a copied file).
   const { path: _path, ...info } = summary.info;
-  return { ...info, folder, file, readable: true, size: summary.size, mtime: summary.mtime };
+  const { size, mtime } = summary;
+  return { ...info, id: file, folder, file, readable: true, size, mtime };
 }
 
 /** Whether `path` is a regular file (not a link to one: links are not followed). */

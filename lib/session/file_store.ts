@@ -1,6 +1,7 @@
 /**
  * Sessions kept as JSONL files, one per session, one folder per project:
- * `<dir>/<project>/<id>.jsonl`. Files are only ever appended to: each entry is one line written
+ * `<dir>/<project>/<id>.jsonl`: a session's id is its file's name, whatever its header says (a
+ * file copied beside it is a session of its own, listed and found by the copy's name). Files are only ever appended to: each entry is one line written
  * with a single `write` before `append` resolves, so a crash loses nothing already appended and
  * at worst leaves a last line cut short, which reading skips and reports. A session has one
  * writer at a time, which holds a lock on its file's handle (see `writer_lock.ts`): a second is
@@ -23,6 +24,7 @@ import {
   newSessionHeader,
   replaySession,
   SessionError,
+  type SessionHeader,
   type SessionInfo,
   type SessionListOptions,
   type SessionPage,
@@ -45,7 +47,7 @@ export interface FileSessionStoreOptions {
  * A {@link SessionStore} of JSONL files under `options.dir`: line 1 the header, then one line
  * per entry. Appending costs the same however long the session is (the file is never re-read
  * or rewritten). Sessions are found, by id, prefix or page, through an index beside the files
- * (`<dir>/index.v1.sqlite`, see `file_index.ts`), so that a lookup costs the same however many
+ * (`<dir>/index.v2.sqlite`, see `file_index.ts`), so that a lookup costs the same however many
  * sessions there are; a file the index has not seen is read from its first and last few KB.
  * Folders are private to the user (0700), files too (0600): created so, and made so when an
  * earlier version left them readable by others.
@@ -142,9 +144,9 @@ export function fileSessionStore(options: FileSessionStoreOptions): SessionStore
         file.close();
         throw error;
       }
-      const { info: { id, messages, title, updated }, endsWithNewline } = summary;
+      const { info: { messages, title, updated }, endsWithNewline } = summary;
       return await fileSessionWriter(file, {
-        id,
+        id: basename(path, ".jsonl"),
         messages,
         title,
         updated,
@@ -157,9 +159,14 @@ export function fileSessionStore(options: FileSessionStoreOptions): SessionStore
     async load(idOrPrefix) {
       const path = await index.find(idOrPrefix, hint);
       const { header, entries, warnings } = parseSessionText(await Deno.readTextFile(path), path);
-      return replaySession(header, entries, warnings);
+      return replaySession(_named(header, path), entries, warnings);
     },
-    read: async (idOrPrefix) => await readSessionFile(await index.find(idOrPrefix, hint)),
+    async read(idOrPrefix) {
+      const path = await index.find(idOrPrefix, hint);
+      const reader = await readSessionFile(path);
+      const header = _named(reader.header, path);
+      return header === reader.header ? reader : { ...reader, header };
+    },
     close: () => index.close(),
     list,
     async latest(cwd) {
@@ -257,6 +264,12 @@ async function _lock(file: Deno.FsFile, id: string): Promise<void> {
       throw error;
     }
   }
+}
+
+/** A session's header as the store shows it: its id is its file's name. */
+function _named(header: SessionHeader, path: string): SessionHeader {
+  const id = basename(path, ".jsonl");
+  return header.id === id ? header : { ...header, id };
 }
 
 function _exists(id: string): never {

@@ -5,9 +5,10 @@
  * compared with the rows). It is a cache: the files are the truth, and a damaged index is
  * deleted and built again from them.
  *
- * Rows sort as listings do (newest first: by last update, then creation, then id) on the negated
- * times, so that a page after a cursor is one range of an index, found without counting the
- * rows before it.
+ * Rows sort as listings do (newest first: by last update, then creation, then id, then folder,
+ * which the id of a session is unique in) on the negated times, so that a page after a cursor is
+ * one range of an index, found without counting the rows before it. A session's id is its file's
+ * name (what it is found by), whatever its header says: a copy of a file is a session of its own.
  *
  * @module
  */
@@ -18,7 +19,10 @@ import type { SessionQuery } from "./page.ts";
 import type { SessionInfo } from "./store.ts";
 
 /** The index's file name in the sessions directory; its version is part of the name. */
-export const SESSION_INDEX_FILE = "index.v1.sqlite";
+export const SESSION_INDEX_FILE = "index.v2.sqlite";
+
+/** The index files of earlier versions, deleted when this version's is made. */
+export const OLD_SESSION_INDEX_FILES: readonly string[] = ["index.v1.sqlite"];
 
 /** A session as the index keeps it. */
 export interface IndexedSession extends SessionInfo {
@@ -106,7 +110,8 @@ CREATE TABLE IF NOT EXISTS sessions (
   PRIMARY KEY (folder, file)
 );
 CREATE INDEX IF NOT EXISTS sessions_by_file ON sessions(file);
-CREATE INDEX IF NOT EXISTS sessions_in_order ON sessions(readable, neg_updated, neg_created, id);
+CREATE INDEX IF NOT EXISTS sessions_in_order
+  ON sessions(readable, neg_updated, neg_created, id, folder);
 CREATE INDEX IF NOT EXISTS sessions_of_cwd_in_order
   ON sessions(cwd, folder, readable, neg_updated, neg_created, id);
 `;
@@ -277,12 +282,18 @@ function _indexDb(db: DatabaseSync, persistent: boolean): SessionIndexDb {
         )
         : -1;
       if (query.after) {
-        where.push("(neg_updated, neg_created, id) > (?, ?, ?)");
-        params.push(-query.after.updated, -query.after.created, query.after.id);
+        const { updated, created, id, folder } = query.after;
+        if (folder === undefined) {
+          where.push("(neg_updated, neg_created, id) > (?, ?, ?)");
+          params.push(-updated, -created, id);
+        } else {
+          where.push("(neg_updated, neg_created, id, folder) > (?, ?, ?, ?)");
+          params.push(-updated, -created, id, folder);
+        }
       }
       const rows = sql(
         `SELECT ${_COLUMNS} FROM sessions WHERE ${where.join(" AND ")} ` +
-          `ORDER BY neg_updated, neg_created, id LIMIT ? OFFSET ?`,
+          `ORDER BY neg_updated, neg_created, id, folder LIMIT ? OFFSET ?`,
       ).all(...params, query.limit, query.after ? 0 : query.offset).map(_row);
       return { rows, total };
     },

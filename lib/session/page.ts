@@ -17,7 +17,10 @@ import {
   type SessionPage,
 } from "./store.ts";
 
-/** Where a session sorts: its last update and creation in ms (0 when unreadable), its id. */
+/**
+ * Where a session sorts: its last update and creation in ms (0 when unreadable), its id, and,
+ * in a store whose sessions of one id may be kept in two places, the place.
+ */
 export interface SessionSortKey {
   /** The last update, in ms since the epoch. */
   updated: number;
@@ -25,6 +28,8 @@ export interface SessionSortKey {
   created: number;
   /** The session id. */
   id: string;
+  /** Where the session is kept, when its id alone does not say (a project's folder). */
+  folder?: string;
 }
 
 /** {@link SessionListOptions}, checked: what a store pages by. */
@@ -109,10 +114,14 @@ export function sessionSortKey(
  * import { sessionCursor, sessionQuery } from "./page.ts";
  * const cursor = sessionCursor({ updated: 2, created: 1, id: "a.b" });
  * if (sessionQuery({ cursor }).after?.id !== "a.b") throw new Error("unexpected");
+ * const after = sessionQuery({ cursor: sessionCursor({ updated: 2, created: 1, id: "a:b", folder: "p" }) }).after;
+ * if (after?.id !== "a:b" || after.folder !== "p") throw new Error("unexpected");
  * ```
  */
 export function sessionCursor(key: SessionSortKey): string {
-  return `${key.updated}.${key.created}.${key.id}`;
+  return key.folder === undefined
+    ? `${key.updated}.${key.created}.${key.id}`
+    : `${key.updated}.${key.created}:${key.folder}:${key.id}`;
 }
 
 /**
@@ -129,7 +138,10 @@ export function sessionCursor(key: SessionSortKey): string {
 export function sortsAfter(session: SessionSortKey, key: SessionSortKey): boolean {
   return session.updated < key.updated ||
     (session.updated === key.updated &&
-      (session.created < key.created || (session.created === key.created && session.id > key.id)));
+      (session.created < key.created ||
+        (session.created === key.created &&
+          (session.id > key.id ||
+            (session.id === key.id && (session.folder ?? "") > (key.folder ?? ""))))));
 }
 
 /**
@@ -192,12 +204,21 @@ function _ms(iso: string): number {
 }
 
 function _parseCursor(cursor: string): SessionSortKey {
-  const match = typeof cursor === "string" ? /^(-?\d+)\.(-?\d+)\.(.+)$/.exec(cursor) : null;
+  const match = typeof cursor === "string" ? _CURSOR.exec(cursor) : null;
   if (!match) {
     throw new TypeError(
       `Not a cursor of a session listing: ${JSON.stringify(cursor)?.slice(0, 80)}; give the ` +
         `"next" of the page before`,
     );
   }
-  return { updated: Number(match[1]), created: Number(match[2]), id: match[3] };
+  const [, updated, created, folder, id] = match;
+  return {
+    updated: Number(updated),
+    created: Number(created),
+    id,
+    ...(folder === undefined ? {} : { folder }),
+  };
 }
+
+/** A cursor: `<updated>.<created>.<id>`, or `<updated>.<created>:<folder>:<id>`. */
+const _CURSOR = /^(-?\d+)\.(-?\d+)(?:\.|:([A-Za-z0-9._-]*):)(.+)$/;
