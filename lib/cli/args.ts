@@ -103,6 +103,71 @@ const OUTPUTS: readonly OutputFormat[] = ["text", "json", "stream-json"];
 /** The commands the first argument may name. */
 const COMMANDS = ["serve", "acp", "mcp"] as const;
 
+/** The CLI's options. */
+const _OPTIONS = {
+  model: { type: "string", short: "m" },
+  "base-url": { type: "string" },
+  api: { type: "string" },
+  output: { type: "string" },
+  "max-turns": { type: "string" },
+  "system-prompt": { type: "string" },
+  "append-system-prompt": { type: "string" },
+  cwd: { type: "string" },
+  tools: { type: "string" },
+  "add-dir": { type: "string", multiple: true },
+  verbose: { type: "boolean", short: "v" },
+  thinking: { type: "string" },
+  continue: { type: "boolean", short: "c" },
+  resume: { type: "string", short: "r" },
+  "no-session": { type: "boolean" },
+  sessions: { type: "boolean" },
+  page: { type: "string" },
+  limit: { type: "string" },
+  allow: { type: "string", multiple: true },
+  ask: { type: "string", multiple: true },
+  deny: { type: "string", multiple: true },
+  "permission-mode": { type: "string" },
+  "mcp-config": { type: "string", multiple: true },
+  recall: { type: "string" },
+  "no-memory": { type: "boolean" },
+  sandbox: { type: "string" },
+  port: { type: "string" },
+  host: { type: "string" },
+  "max-runs": { type: "string" },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "V" },
+  print: { type: "boolean", short: "p" },
+  "trust-project": { type: "boolean" },
+} as const;
+
+/**
+ * A command that parses its own arguments, named by the first word after any options: those
+ * options given before it (`agent --cwd x memory stats`) are passed on to it, to take or refuse.
+ */
+function _commandOfItsOwn(
+  args: readonly string[],
+): { command: "sessions" | "memory"; args: string[] } | undefined {
+  let tokens;
+  try {
+    ({ tokens } = parseArgs({
+      args: [...args],
+      options: _OPTIONS,
+      allowPositionals: true,
+      strict: false,
+      tokens: true,
+    }));
+  } catch {
+    return undefined;
+  }
+  const first = tokens.find((token) => token.kind !== "option");
+  if (first?.kind !== "positional") return undefined;
+  const command = (["sessions", "memory"] as const).find((name) => name === first.value);
+  return command && {
+    command,
+    args: [...args.slice(0, first.index), ...args.slice(first.index + 1)],
+  };
+}
+
 /**
  * Parses the CLI's arguments.
  *
@@ -114,11 +179,12 @@ const COMMANDS = ["serve", "acp", "mcp"] as const;
  * ```
  */
 export function parseCliArgs(args: readonly string[]): CliArgs {
-  if (args[0] === "sessions") {
-    return { ...parseCliArgs([]), command: "sessions", sessionsArgs: args.slice(1) };
+  const named = _commandOfItsOwn(args);
+  if (named?.command === "sessions") {
+    return { ...parseCliArgs([]), command: "sessions", sessionsArgs: named.args };
   }
-  if (args[0] === "memory") {
-    return { ...parseCliArgs([]), command: "memory", memoryArgs: args.slice(1) };
+  if (named?.command === "memory") {
+    return { ...parseCliArgs([]), command: "memory", memoryArgs: named.args };
   }
   let parsed;
   try {
@@ -126,41 +192,7 @@ export function parseCliArgs(args: readonly string[]): CliArgs {
       args: [...args],
       allowPositionals: true,
       strict: true,
-      options: {
-        model: { type: "string", short: "m" },
-        "base-url": { type: "string" },
-        api: { type: "string" },
-        output: { type: "string" },
-        "max-turns": { type: "string" },
-        "system-prompt": { type: "string" },
-        "append-system-prompt": { type: "string" },
-        cwd: { type: "string" },
-        tools: { type: "string" },
-        "add-dir": { type: "string", multiple: true },
-        verbose: { type: "boolean", short: "v" },
-        thinking: { type: "string" },
-        continue: { type: "boolean", short: "c" },
-        resume: { type: "string", short: "r" },
-        "no-session": { type: "boolean" },
-        sessions: { type: "boolean" },
-        page: { type: "string" },
-        limit: { type: "string" },
-        allow: { type: "string", multiple: true },
-        ask: { type: "string", multiple: true },
-        deny: { type: "string", multiple: true },
-        "permission-mode": { type: "string" },
-        "mcp-config": { type: "string", multiple: true },
-        recall: { type: "string" },
-        "no-memory": { type: "boolean" },
-        sandbox: { type: "string" },
-        port: { type: "string" },
-        host: { type: "string" },
-        "max-runs": { type: "string" },
-        help: { type: "boolean", short: "h" },
-        version: { type: "boolean", short: "V" },
-        print: { type: "boolean", short: "p" },
-        "trust-project": { type: "boolean" },
-      },
+      options: _OPTIONS,
     });
   } catch (error) {
     throw new UsageError(_parseProblem((error as Error).message));

@@ -101,7 +101,8 @@ export function parseMemoryArgs(args: readonly string[]): MemoryCommand {
   const [action = "stats", ...rest] = positionals;
   if (!_ACTIONS.includes(action as MemoryCommand["action"])) {
     throw new UsageError(
-      `agent memory has no command "${action}": use stats, prune or vacuum (see agent memory --help)`,
+      `agent memory has no command "${action}": use stats, prune or vacuum (see agent memory ` +
+        `--help); to run a task that starts with "memory", quote it: agent "memory ${action} …"`,
     );
   }
   if (rest.length > 0) {

@@ -1,0 +1,135 @@
+/**
+ * The commands that parse their own arguments (`agent memory`, `agent sessions`) take the
+ * options given before them as their own: `agent --cwd <dir> memory stats` is the memory of
+ * `<dir>`, not a task; an option they do not take is refused by name. Through the real CLI.
+ */
+
+import "./isolated_env.ts";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseCliArgs } from "../lib/cli/args.ts";
+import { memoryPath } from "../lib/cli/memory.ts";
+import { openMemory } from "../lib/memory/mod.ts";
+
+const CLI = fileURLToPath(new URL("../mod.ts", import.meta.url));
+const AT = "2026-01-01T00:00:00.000Z";
+
+/** A project, and the CLI's data and configuration directories, each of its own. */
+async function places() {
+  const made = (prefix: string) => Deno.makeTempDir({ prefix });
+  return {
+    project: await Deno.realPath(await made("agent_cmdopts_project_")),
+    elsewhere: await Deno.realPath(await made("agent_cmdopts_elsewhere_")),
+    data: await made("agent_cmdopts_data_"),
+    config: await made("agent_cmdopts_config_"),
+  };
+}
+
+/** `agent …args`, run from `elsewhere` (never the project), with no model to reach. */
+async function agent(args: string[], where: Awaited<ReturnType<typeof places>>) {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", CLI, ...args],
+    cwd: where.elsewhere,
+    env: {
+      AGENT_DATA_DIR: where.data,
+      AGENT_CONFIG_DIR: where.config,
+      NO_COLOR: "1",
+      OPENAI_API_KEY: "k",
+      OPENAI_BASE_URL: "http://127.0.0.1:9/v1",
+    },
+    stdin: "null",
+  }).output();
+  return {
+    code: output.code,
+    stdout: new TextDecoder().decode(output.stdout),
+    stderr: new TextDecoder().decode(output.stderr),
+  };
+}
+
+Deno.test("agent --cwd <dir> memory …: the options before memory are its own", async () => {
+  const where = await places();
+  const none = await agent(["--cwd", where.project, "memory"], where);
+  assert.equal(none.code, 0, none.stderr);
+  assert.equal(
+    none.stdout,
+    `No memory for ${where.project} yet (it would be ${memoryPath(where.data, where.project)}).\n`,
+  );
+  await Deno.mkdir(join(where.data, "memory"), { recursive: true, mode: 0o700 });
+  await Deno.chmod(where.data, 0o700);
+  {
+    await using memory = await openMemory({ path: memoryPath(where.data, where.project) });
+    for (const n of [1, 2, 3]) {
+      await memory.archive({
+        id: `loop-${n}`,
+        goal: `Goal ${n}`,
+        status: "completed",
+        createdAt: AT,
+        completedAt: AT,
+        iterations: [],
+      });
+    }
+  }
+  const stats = await agent(["--cwd", where.project, "--output", "json", "memory", "stats"], where);
+  assert.equal(stats.code, 0, stats.stderr);
+  assert.equal(JSON.parse(stats.stdout).runLoops, 3);
+  const dry = await agent(
+    ["--cwd", where.project, "memory", "prune", "--keep", "1", "--dry-run"],
+    where,
+  );
+  assert.equal(dry.stdout, "Would drop 2 run loops (0 segments) of 3; nothing was dropped.\n");
+  // An option of a run, not of agent memory: refused by name, and nothing runs.
+  const model = await agent(["-m", "openai/test", "memory", "stats"], where);
+  assert.equal(model.code, 2);
+  assert.match(model.stderr, /Unknown option '-m' for agent memory/);
+  assert.equal(model.stdout, "");
+  // A task that starts with "memory", after options: how to run it is said.
+  const task = await agent(
+    ["--cwd", where.project, "memory", "leaks", "in", "the", "cache"],
+    where,
+  );
+  assert.equal(task.code, 2);
+  assert.match(
+    task.stderr,
+    /agent memory has no command "leaks": .* quote it: agent "memory leaks …"/,
+  );
+});
+
+Deno.test("agent --cwd <dir> sessions …: the options before sessions are its own", async () => {
+  const where = await places();
+  for (
+    const args of [["--cwd", where.project, "sessions"], [
+      "--cwd",
+      where.project,
+      "sessions",
+      "list",
+    ]]
+  ) {
+    const listed = await agent(args, where);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.equal(listed.stdout, `No saved sessions in ${where.project}.\n`);
+  }
+  const model = await agent(["-m", "openai/test", "sessions"], where);
+  assert.equal(model.code, 2);
+  assert.match(model.stderr, /Unknown option '-m'.*\(see agent sessions --help\)/);
+});
+
+Deno.test("parseCliArgs() passes the options before memory or sessions to them, and nothing else", () => {
+  assert.deepEqual(parseCliArgs(["--cwd", "x", "memory", "prune", "--keep", "5"]).memoryArgs, [
+    "--cwd",
+    "x",
+    "prune",
+    "--keep",
+    "5",
+  ]);
+  assert.deepEqual(parseCliArgs(["--cwd=x", "sessions"]).sessionsArgs, ["--cwd=x"]);
+  assert.deepEqual(parseCliArgs(["memory"]).memoryArgs, []);
+  // A value that reads "memory", a task that starts with it (quoted), or one after `--`.
+  assert.equal(parseCliArgs(["-m", "memory"]).command, undefined);
+  assert.equal(
+    parseCliArgs(["-m", "a/b", "memory leaks in the cache"]).prompt,
+    "memory leaks in the cache",
+  );
+  assert.equal(parseCliArgs(["--", "memory", "stats"]).prompt, "memory stats");
+  assert.equal(parseCliArgs(["-v", "why", "memory"]).prompt, "why memory");
+});
