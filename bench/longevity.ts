@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { openMemory } from "../lib/memory/mod.ts";
 import { fileSessionStore, type SessionStore } from "../lib/session/mod.ts";
-import { buildArchive, buildSessions, runs } from "./longevity_build.ts";
+import { buildArchive, buildSessions, pairedRuns, runs } from "./longevity_build.ts";
 import { du, figures, pagingOf, sample } from "./longevity_measure.ts";
 import { below } from "./longevity_workload.ts";
 
@@ -78,6 +78,7 @@ const thousands = (n: number) => n.toLocaleString("en-US");
 const dataDir = await Deno.makeTempDir({ prefix: "longevity_bench_" });
 const sessionsDir = join(dataDir, "sessions");
 const memoryPath = join(dataDir, "memory", "app-1.db");
+const earlyMemoryPath = join(dataDir, "early", "app-1.db");
 await Deno.mkdir(join(dataDir, "memory"), { recursive: true });
 const runCwd = PROJECTS[0];
 console.log(
@@ -94,10 +95,20 @@ try {
   let memory = await openMemory(openOptions);
 
   log(`${thousands(FIRST)} runs on an empty memory…`);
-  const firstRuns = await runs(FIRST, { store, memory, cwd: runCwd, log });
+  const half = Math.ceil(FIRST / 2);
+  const firstHalf = await runs(half, { store, memory, cwd: runCwd, log });
+  // The memory as it was halfway through the first runs, kept to run beside the whole archive.
+  await memory.close();
+  await Deno.mkdir(join(dataDir, "early"));
+  await Deno.copyFile(memoryPath, earlyMemoryPath);
+  memory = await openMemory(openOptions);
+  const secondHalf = await runs(FIRST - half, { store, memory, cwd: runCwd, log });
+  const firstRuns = {
+    total: [...firstHalf.total, ...secondHalf.total],
+    recall: [...firstHalf.recall, ...secondHalf.recall],
+    archive: [...firstHalf.archive, ...secondHalf.archive],
+  };
   const firstStats = memory.stats();
-  const off = { store, cwd: runCwd, budgetMs: 60_000, log };
-  const firstOff = await runs(Math.min(FIRST, 200), off);
 
   log(`building ${thousands(SESSIONS)} sessions…`);
   let begun = performance.now();
@@ -205,27 +216,44 @@ try {
   }, { max: 20 });
   figure.add(`open the memory of ${thousands(RUNS)} run loops`, opened.times);
   memory = await openMemory(openOptions);
-  log(`${thousands(AFTER)} runs on the whole archive…`);
-  const afterRuns = await runs(AFTER, { store, memory, cwd: runCwd, budgetMs: 120_000, log });
+  // Runs on the whole archive, alternated with runs on the memory as it was halfway through the
+  // first runs (and an empty session store), so that the machine's load weighs on both alike.
+  const early = await openMemory({ ...openOptions, path: earlyMemoryPath });
+  const earlyStore = fileSessionStore({ dir: join(dataDir, "early", "sessions") });
+  log(`${thousands(AFTER)} rounds of runs, the whole archive beside the early memory…`);
+  const [lateOn, earlyOn, lateOff, earlyOff] = await pairedRuns(AFTER, [
+    { store, memory, cwd: runCwd },
+    { store: earlyStore, memory: early, cwd: runCwd },
+    { store, cwd: runCwd },
+    { store: earlyStore, cwd: runCwd },
+  ], { budgetMs: 180_000, log });
   const after = memory.stats();
   await memory.close();
-  const afterOff = await runs(Math.min(AFTER, 200), off);
+  await early.close();
+  await (earlyStore as SessionStore & { close?: () => unknown }).close?.();
 
   const firstN = thousands(firstRuns.total.length);
-  const afterN = thousands(afterRuns.total.length);
-  const early = figure.add(`run, first ${firstN} runs`, firstRuns.total);
-  const late = figure.add(
-    `run, ${afterN} runs after ${thousands(archived)} run loops`,
-    afterRuns.total,
+  const pairs = thousands(lateOn.total.length);
+  const wholeN = thousands(archived);
+  const first = figure.add(`run, the first ${firstN} runs (as they ran)`, firstRuns.total);
+  figure.add(`  of which recall`, firstRuns.recall);
+  figure.add(`  of which archive`, firstRuns.archive);
+  const earlyFigure = figure.add(
+    `run, memory of run ${thousands(half)} (${pairs}, alternated)`,
+    earlyOn.total,
   );
-  late.target = `≤ ${(early.median * 1.2).toFixed(1)} ms`;
-  late.ok = late.median <= early.median * 1.2;
-  figure.add(`  of which recall, first ${firstN} runs`, firstRuns.recall);
-  figure.add(`  of which recall, after ${thousands(archived)}`, afterRuns.recall);
-  figure.add(`  of which archive, first ${firstN} runs`, firstRuns.archive);
-  figure.add(`  of which archive, after ${thousands(archived)}`, afterRuns.archive);
-  figure.add(`run with memory off, first ${thousands(firstOff.total.length)} runs`, firstOff.total);
-  figure.add(`run with memory off, after the build`, afterOff.total);
+  figure.add(`  of which recall`, earlyOn.recall);
+  figure.add(`  of which archive`, earlyOn.archive);
+  const late = figure.add(
+    `run, memory of ${wholeN} run loops (${pairs}, alternated)`,
+    lateOn.total,
+  );
+  late.target = `≤ ${(earlyFigure.median * 1.2).toFixed(1)} ms`;
+  late.ok = late.median <= earlyFigure.median * 1.2;
+  figure.add(`  of which recall`, lateOn.recall);
+  figure.add(`  of which archive`, lateOn.archive);
+  figure.add(`run, memory off, a new session store (alternated)`, earlyOff.total);
+  figure.add(`run, memory off, ${thousands(SESSIONS)} sessions (alternated)`, lateOff.total);
 
   const sessionsSize = await du(sessionsDir);
   const memorySize = await du(join(dataDir, "memory"));
@@ -234,18 +262,20 @@ try {
   // The table.
   console.log(`\nload average after measuring: ${load()}`);
   console.log(figure.table());
-  const ratio = late.median / early.median;
+  const ratio = late.median / earlyFigure.median;
   const free = (after as { freeBytes?: number }).freeBytes;
   console.log(
-    `run p50 after the archive / first runs: ${ratio.toFixed(2)}x (target ≤ 1.20x) ${
+    `run p50 on the whole archive / on the memory of run ${thousands(half)}, alternated: ${
+      ratio.toFixed(2)
+    }x (target ≤ 1.20x) ${
       ratio <= 1.2 ? "ok" : "MISSED"
-    }`,
+    }; / the first ${firstN} runs as they ran: ${(late.median / first.median).toFixed(2)}x`,
   );
   console.log(
     `memory holds ${thousands(after.runLoops)} run loops, ${thousands(after.segments)} segments, ${
       (after.bytes / 1e6).toFixed(1)
     } MB: ${
-      thousands(Math.round(after.bytes / (archived + afterRuns.total.length)))
+      thousands(Math.round(after.bytes / (archived + lateOn.total.length)))
     } B per archived run ` +
       `(the first ${firstN} runs: ${
         thousands(Math.round(firstStats.bytes / firstRuns.total.length))

@@ -109,6 +109,50 @@ export async function runs(
   return times;
 }
 
+/** Where a run runs: a session store, a memory or none, a project. */
+export interface RunPlace {
+  /** The session store. */
+  store: SessionStore;
+  /** The memory; none: memory off. */
+  memory?: MemoryStore;
+  /** The project. */
+  cwd: string;
+}
+
+/**
+ * Runs in each place in turn, `n` rounds (at least 30, then until `budgetMs`), the order of
+ * the places turned each round, so that the machine's load weighs on all alike; their times,
+ * place by place.
+ */
+export async function pairedRuns(
+  n: number,
+  places: readonly RunPlace[],
+  options: { budgetMs?: number; log: (text: string) => void },
+): Promise<RunTimes[]> {
+  const { budgetMs = Infinity, log } = options;
+  const spent = places.map(() => ({ retrieve: 0, archive: 0 }));
+  const timed = places.map((place, i) => ({
+    ...place,
+    memory: place.memory && _timed(place.memory, spent[i]),
+  }));
+  const times: RunTimes[] = places.map(() => ({ total: [], recall: [], archive: [] }));
+  const begun = performance.now();
+  for (let round = 0; round < n; round++) {
+    for (let k = 0; k < places.length; k++) {
+      const i = (round + k) % places.length;
+      spent[i].retrieve = spent[i].archive = 0;
+      times[i].total.push(await run(timed[i].store, timed[i].memory, timed[i].cwd));
+      times[i].recall.push(spent[i].retrieve);
+      times[i].archive.push(spent[i].archive);
+    }
+    if ((round + 1) % 50 === 0) {
+      log(`  ${round + 1} rounds, ${_seconds(performance.now() - begun)}`);
+    }
+    if (round >= 30 && performance.now() - begun > budgetMs) break;
+  }
+  return times;
+}
+
 /** The memory, its `retrieve` and `archive` timed into `spent`. */
 function _timed(
   memory: MemoryStore,
