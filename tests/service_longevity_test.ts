@@ -233,3 +233,65 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
     assert.doesNotMatch(served.stderr(), /cancelling/);
   });
 }
+
+Deno.test({
+  name:
+    "agent serve: on SIGTERM, clients that take nothing of their answers or send their body slowly are cut off after the grace, and it exits 0",
+  ignore: Deno.build.os === "windows",
+  async fn() {
+    // A run whose answer is far more than the sockets between them hold.
+    const part = "y".repeat(64 * 1024);
+    await using model = startMockOpenAIServer({
+      replies: () => ({ text: Array.from({ length: 150 }, () => part) }),
+    });
+    let id = "";
+    await using served = await startServe(model, async ({ dataDir, cwd }) => {
+      // 16 MB: a session far larger than the sockets hold, too.
+      const store = fileSessionStore({ dir: join(dataDir, "sessions") });
+      const writer = await store.create({ cwd, model: "openai/test" });
+      const filler = "x".repeat(100_000);
+      const at = "2026-01-01T00:00:00.000Z";
+      for (let i = 0; i < 160; i++) {
+        await writer.append({ type: "message", message: largeMessage(i, filler), at });
+      }
+      await writer.close();
+      id = writer.id;
+    });
+    const port = Number(new URL(served.url).port);
+    /** A client that sends `head` (and the start of a body, maybe), then reads nothing. */
+    const stalled = async (head: string, body = "") => {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+      await conn.write(new TextEncoder().encode(
+        `${head} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\n` +
+          (body ? `Content-Type: application/json\r\nContent-Length: 100\r\n` : "") +
+          `\r\n${body}`,
+      ));
+      return conn;
+    };
+    const run = '{"message":"Write a lot","stream":true}';
+    using _events = await stalled("POST /v1/runs", run.padEnd(100));
+    using _session = await stalled(`GET /v1/sessions/${id}`);
+    using slow = await stalled("POST /v1/runs", '{"message":'); // 11 bytes of 100
+    while ((await (await served.fetch("/v1/health")).json()).runs.running === 0) {
+      await new Promise((done) => setTimeout(done, 50));
+    }
+    await new Promise((done) => setTimeout(done, 1000)); // the sockets fill up
+
+    served.kill("SIGTERM");
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const code = await Promise.race([
+      served.exited,
+      new Promise((done) => timer = setTimeout(() => done("still running 15 s after"), 15_000)),
+    ]);
+    clearTimeout(timer);
+    assert.equal(code, 0, served.stderr());
+    assert.match(
+      served.stderr(),
+      /closing the connections whose clients did not take their answers/,
+    );
+    // The body that had not all come when the runs were cancelled is answered 503.
+    const answer = new TextDecoder().decode(await new Response(slow.readable).bytes());
+    assert.match(answer, /^HTTP\/1\.1 503/);
+    assert.match(answer, /"code":"closing".*had not all come \(11 bytes came\)/);
+  },
+});

@@ -6,9 +6,12 @@
  * loopback are served only with `AGENT_SERVE_TOKEN`.
  *
  * Ctrl+C (SIGINT) or SIGTERM drains it: every new request is answered 503 with `Retry-After`,
- * the runs going have {@link DRAIN_GRACE_MS} to end (then they are cancelled), their streams end
- * with their result, the answers begun are sent, and it exits 0. A second Ctrl+C cancels the
- * runs at once; a third exits at once (130).
+ * the runs going have {@link DRAIN_GRACE_MS} to end (then they are cancelled, and the request
+ * bodies still arriving and the sessions still being sent are stopped), their streams end with
+ * their result, the answers begun are sent, and it exits 0. Whatever connection is still open
+ * {@link DRAIN_CUT_MS} after the runs were cancelled (a client that takes nothing of its answer)
+ * is closed, so the stop never waits on a client. A second Ctrl+C cancels the runs at once; a
+ * third exits at once (130).
  *
  * @module
  */
@@ -35,6 +38,12 @@ export const DEFAULT_MAX_RUNS = 16;
  * cancelled: short enough that the whole stop fits in the 10 s a container is given to stop.
  */
 export const DRAIN_GRACE_MS = 5_000;
+
+/**
+ * How long after the runs are cancelled the answers still being written may take, before their
+ * connections are closed: the grace and this are the longest a stop takes (7 s).
+ */
+export const DRAIN_CUT_MS = 2_000;
 
 /**
  * Serves until interrupted; resolves to the exit code (2 when the address cannot be used).
@@ -85,8 +94,27 @@ export async function runServe(
     token,
   });
   let server: Deno.HttpServer<Deno.NetAddr>;
+  /**
+   * Stops the server, closing every connection at once: once every answer is sent, or when a
+   * client takes too long to take its own (`shutdown()` would wait for it, however long).
+   */
+  const cut = new AbortController();
+  /** Answers not yet sent whole, and when the last of them is. */
+  let unsent = 0;
+  let sent = Promise.withResolvers<void>();
+  const serving = (request: Request, info: Deno.ServeHandlerInfo<Deno.NetAddr>) => {
+    unsent++;
+    info.completed.catch(() => {}).finally(() => {
+      if (--unsent === 0) {
+        sent.resolve();
+        sent = Promise.withResolvers<void>();
+      }
+    });
+    return handler(request);
+  };
   try {
     server = Deno.serve({
+      signal: cut.signal,
       hostname: host,
       port: options.port ?? DEFAULT_PORT,
       onListen: ({ hostname, port }) => {
@@ -128,7 +156,7 @@ export async function runServe(
           status: 500,
         });
       },
-    }, handler);
+    }, serving);
   } catch (error) {
     await handler.close();
     if (error instanceof Deno.errors.AddrInUse) {
@@ -142,6 +170,17 @@ export async function runServe(
     throw error;
   }
   let stops = 0;
+  /** When the connections still open are closed, once the service is asked to stop. */
+  let cutting: ReturnType<typeof setTimeout> | undefined;
+  const cutAfter = (ms: number) => {
+    clearTimeout(cutting);
+    cutting = setTimeout(() => {
+      if (unsent) {
+        io.err("agent: closing the connections whose clients did not take their answers\n");
+      }
+      cut.abort();
+    }, ms);
+  };
   const cancel = () => {
     const { running } = handler.service.load();
     if (running) io.err(`agent: cancelling ${_runs(running)}\n`);
@@ -150,7 +189,10 @@ export async function runServe(
   const stop = () => {
     stops++;
     if (stops > 2) Deno.exit(130);
-    if (stops === 2) return void cancel();
+    if (stops === 2) {
+      cutAfter(DRAIN_CUT_MS);
+      return void cancel();
+    }
     const { running } = handler.service.load();
     io.err(
       "agent: stopping: new requests get 503" +
@@ -161,11 +203,14 @@ export async function runServe(
         "\n",
     );
     // Runs end (with their result, or cancelled after the grace: aborted, their sessions
-    // saved), their streams and the answers begun are sent, then the server stops.
+    // saved), their streams and the answers begun are sent, then the server stops; a client
+    // that takes nothing of its answer is cut off.
     const late = setTimeout(cancel, DRAIN_GRACE_MS);
-    handler.drain().finally(() => {
+    cutAfter(DRAIN_GRACE_MS + DRAIN_CUT_MS);
+    handler.drain().finally(async () => {
       clearTimeout(late);
-      server.shutdown();
+      while (unsent > 0) await sent.promise;
+      cut.abort();
     });
   };
   const removeInterrupt = io.onInterrupt(stop);
@@ -174,6 +219,7 @@ export async function runServe(
   try {
     await server.finished;
   } finally {
+    clearTimeout(cutting);
     removeInterrupt();
     if (terminate) Deno.removeSignalListener("SIGTERM", terminate);
     if (tokenFile) dropServeToken(tokenFile, token);

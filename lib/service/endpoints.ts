@@ -11,7 +11,13 @@ import denoJson from "../../deno.json" with { type: "json" };
 import { openApiDocument } from "./openapi.ts";
 import type { ServiceRun } from "./run.ts";
 import { runLoopMessageSchema, type RunRequestBody, runRequestSchema } from "./schemas.ts";
-import { type AgentService, type Delivery, type RunRequest, ServiceError } from "./service.ts";
+import {
+  type AgentService,
+  CLOSING_RETRY_AFTER,
+  type Delivery,
+  type RunRequest,
+  ServiceError,
+} from "./service.ts";
 import { sseResponse } from "./sse.ts";
 import { redactValue } from "../secrets/redact.ts";
 import { MAX_SESSION_PAGE, SESSION_PAGE, type SessionListOptions } from "../session/mod.ts";
@@ -41,7 +47,7 @@ export interface EndpointOptions {
   redact?: (text: string) => string;
   /** The slots of the sessions sent whole at once (default: no bound). */
   reads?: ReadSlots;
-  /** Stops the sessions being sent, when the service stops. */
+  /** Stops the sessions being sent and the request bodies being read, when the service stops. */
   signal?: AbortSignal;
   /** Hears a session's body begin; what it gives is called when the body ends. */
   sending?: () => () => void;
@@ -64,6 +70,8 @@ export interface EndpointOptions {
  */
 export function serviceEndpoints(service: AgentService, options: EndpointOptions): Endpoint[] {
   const { basePath, maxBodyBytes, redact, reads, signal, sending } = options;
+  const readBody = <T extends z.ZodType>(request: Request, schema: T) =>
+    _body(request, schema, maxBodyBytes, signal);
   const json: _Json = (status, body, headers) =>
     jsonResponse(status, redact ? redactValue(body, redact) : body, headers);
   let openapi: string | undefined;
@@ -85,7 +93,7 @@ export function serviceEndpoints(service: AgentService, options: EndpointOptions
       method: "POST",
       path: ["v1", "runs"],
       answer: async (request) => {
-        const body = await _body(request, runRequestSchema, maxBodyBytes);
+        const body = await readBody(request, runRequestSchema);
         const run = await service.start(_runRequest(body));
         return _answer({ delivery: "started", run }, body, request, basePath, json);
       },
@@ -121,7 +129,7 @@ export function serviceEndpoints(service: AgentService, options: EndpointOptions
       method: "POST",
       path: ["v1", "messages"],
       answer: async (request) => {
-        const body = await _body(request, runRequestSchema, maxBodyBytes);
+        const body = await readBody(request, runRequestSchema);
         return _answer(await service.send(_runRequest(body)), body, request, basePath, json);
       },
     },
@@ -143,7 +151,7 @@ export function serviceEndpoints(service: AgentService, options: EndpointOptions
       method: "POST",
       path: ["v1", "run-loops", ":id", "messages"],
       answer: async (request, id) => {
-        const body = await _body(request, runLoopMessageSchema, maxBodyBytes);
+        const body = await readBody(request, runLoopMessageSchema);
         const delivery = await service.send({ ..._runRequest(body), runLoopId: id });
         return _answer(delivery, body, request, basePath, json);
       },
@@ -314,31 +322,54 @@ async function _answer(
   }
 }
 
-/** The request body as JSON, checked against `schema`. */
+/**
+ * The request body as JSON, checked against `schema`; a body still arriving when `signal`
+ * aborts (the service stops) is given up: a 503 `closing`.
+ */
 async function _body<T extends z.ZodType>(
   request: Request,
   schema: T,
   maxBytes: number,
+  signal?: AbortSignal,
 ): Promise<z.infer<T>> {
   const tooLarge = () => new ServiceError("too_large", 413, `The body is over ${maxBytes} bytes`);
+  const closing = () =>
+    new ServiceError(
+      "closing",
+      503,
+      `The service is shutting down and the body had not all come (${size} bytes came): ` +
+        `send it again in ${CLOSING_RETRY_AFTER} s`,
+      CLOSING_RETRY_AFTER,
+    );
   if (Number(request.headers.get("content-length") ?? 0) > maxBytes) throw tooLarge();
   // Counted as it arrives: a chunked body declares no length.
   const chunks: Uint8Array[] = [];
   let size = 0;
+  const reader = request.body?.getReader();
+  const stop = () => void reader?.cancel().catch(() => {});
+  signal?.addEventListener("abort", stop, { once: true });
   try {
-    for await (const chunk of request.body ?? []) {
-      size += chunk.length;
-      if (size > maxBytes) throw tooLarge(); // leaving the loop cancels the rest
-      chunks.push(chunk);
+    if (signal?.aborted) stop();
+    for (let step = await reader?.read(); step && !step.done; step = await reader!.read()) {
+      size += step.value.length;
+      if (size > maxBytes) {
+        stop(); // the rest is not read
+        throw tooLarge();
+      }
+      chunks.push(step.value);
     }
   } catch (error) {
     if (error instanceof ServiceError) throw error;
+    if (signal?.aborted) throw closing();
     throw new ServiceError(
       "bad_request",
       400,
       `The body was cut off after ${size} bytes (${(error as Error).message}): send it whole`,
     );
+  } finally {
+    signal?.removeEventListener("abort", stop);
   }
+  if (signal?.aborted) throw closing();
   const text = await new Blob(chunks as BlobPart[]).text();
   let json: unknown;
   try {

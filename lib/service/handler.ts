@@ -58,7 +58,10 @@ export interface AgentHandler {
   (request: Request, info?: unknown): Promise<Response>;
   /** The service: runs, run loops, sessions and memory without HTTP. */
   readonly service: AgentService;
-  /** Cancels the runs going and waits for them to end; the sessions being sent stop. */
+  /**
+   * Cancels the runs going and waits for them to end; the sessions being sent stop, and so do
+   * the request bodies still arriving (their requests are answered 503 `closing`).
+   */
   close(): Promise<void>;
   /**
    * Stops taking work, for a shutdown that answers: from now on every request is answered 503
