@@ -190,11 +190,11 @@ async function findFile(dir: string, id: string): Promise<string> {
   throw new Error(`No file of session ${id} in ${dir}`);
 }
 
-/** Writes a session of `cwd` over 1 MiB (a large one, for the bound on heavy reads). */
-async function writeLargeSession(store: SessionStore): Promise<string> {
+/** Writes a session of `cwd` of `parts` messages of 100 kB: over 1 MiB (a large one). */
+async function writeLargeSession(store: SessionStore, parts = 12): Promise<string> {
   const writer = await store.create({ cwd: CWD, model: "openai/test" });
   const at = "2026-01-01T00:00:00.000Z";
-  for (let i = 0; i < 12; i++) {
+  for (let i = 0; i < parts; i++) {
     const content = `part ${i} ${"y".repeat(100_000)}`;
     await writer.append({ type: "message", message: { role: "user", content }, at });
   }
@@ -230,6 +230,31 @@ Deno.test("service: past the large sessions it reads at once, a read waits its t
     return answered.status === 200 ? await answered.json() : undefined;
   }));
   assert.equal(bodies.filter((body) => body?.messages.length === 12).length, 16);
+});
+
+Deno.test("service: a client that takes nothing of a large session for sendIdleMs has it cut off; its slot passes on", async () => {
+  await using temp = await tempStore();
+  // 16 MB: far more than the sockets between them hold.
+  const id = await writeLargeSession(temp.store, 160);
+  await using service = serve(temp.store, { maxConcurrentSessionReads: 1, sendIdleMs: 500 });
+  // Asks for it and reads nothing of the answer: the one slot is its own.
+  const port = Number(new URL(service.url).port);
+  using stalled = await Deno.connect({ hostname: "127.0.0.1", port });
+  await stalled.write(
+    new TextEncoder().encode(`GET /v1/sessions/${id} HTTP/1.1\r\nHost: x\r\n\r\n`),
+  );
+  await delay(200);
+  const next = await fetch(`${service.url}/v1/sessions/${id}`, {
+    signal: AbortSignal.timeout(10_000),
+  }).catch((error) => error as Error);
+  assert.ok(next instanceof Response, `the next read got no answer: ${next}`);
+  assert.equal(next.status, 200);
+  assert.equal((await next.json()).messages.length, 160, "the next read is sent whole");
+  // The stalled client got part of the session, then the end of the connection.
+  let got = 0;
+  const buffer = new Uint8Array(1 << 16);
+  for (let n = await stalled.read(buffer); n !== null; n = await stalled.read(buffer)) got += n;
+  assert.ok(got > 0 && got < 16e6, `the stalled client got ${got} bytes`);
 });
 
 Deno.test("service: a handler that drains answers 503 with Retry-After; the run going ends with its result", async () => {

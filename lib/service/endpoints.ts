@@ -23,6 +23,7 @@ import { redactValue } from "../secrets/redact.ts";
 import { MAX_SESSION_PAGE, SESSION_PAGE, type SessionListOptions } from "../session/mod.ts";
 import type { ReadSlots } from "./read_slots.ts";
 import { sessionBody } from "./session_body.ts";
+import { idleBody } from "./idle_body.ts";
 
 /** The largest session sent without a slot of the heavy reads, in bytes. */
 const LIGHT_SESSION_BYTES = 1024 * 1024;
@@ -49,6 +50,11 @@ export interface EndpointOptions {
   reads?: ReadSlots;
   /** Stops the sessions being sent and the request bodies being read, when the service stops. */
   signal?: AbortSignal;
+  /**
+   * How long a session being sent waits for its client to take more of it before it is cut off
+   * (and its slot of the heavy reads let go), in ms (default: 30 000).
+   */
+  sendIdleMs?: number;
   /** Hears a session's body begin; what it gives is called when the body ends. */
   sending?: () => () => void;
 }
@@ -70,6 +76,7 @@ export interface EndpointOptions {
  */
 export function serviceEndpoints(service: AgentService, options: EndpointOptions): Endpoint[] {
   const { basePath, maxBodyBytes, redact, reads, signal, sending } = options;
+  const sendIdleMs = options.sendIdleMs ?? 30_000;
   const readBody = <T extends z.ZodType>(request: Request, schema: T) =>
     _body(request, schema, maxBodyBytes, signal);
   const json: _Json = (status, body, headers) =>
@@ -177,7 +184,8 @@ export function serviceEndpoints(service: AgentService, options: EndpointOptions
       path: ["v1", "sessions", ":id"],
       answer: async (_request, id) => {
         const reader = await service.readSession(id);
-        // Read as it is sent; a large one holds a slot of the heavy reads until its body ends.
+        // Read as it is sent; a large one holds a slot of the heavy reads until its body ends,
+        // which a client that takes nothing of it for sendIdleMs ends.
         let release = () => {};
         try {
           if (reads && !((reader.size ?? Infinity) <= LIGHT_SESSION_BYTES)) {
@@ -192,7 +200,7 @@ export function serviceEndpoints(service: AgentService, options: EndpointOptions
           release();
           sent?.();
         };
-        return new Response(sessionBody(reader, { redact, onEnd, signal }), {
+        return new Response(idleBody(sessionBody(reader, { redact, onEnd, signal }), sendIdleMs), {
           headers: { "content-type": "application/json" },
         });
       },

@@ -50,6 +50,12 @@ export interface AgentHandlerOptions extends AgentServiceOptions {
    * garbage of many large reads at once from growing the heap. Smaller sessions never wait.
    */
   maxConcurrentSessionReads?: number;
+  /**
+   * How long a session being sent waits for its client to take more of it, in ms (default
+   * 30 000): a client that takes nothing for that long (a paused tab, a stuck consumer) has the
+   * session cut off, and its slot of the heavy reads passes on.
+   */
+  sendIdleMs?: number;
 }
 
 /** The handler, with the service behind it. */
@@ -119,6 +125,7 @@ export function createAgentHandler(options: AgentHandlerOptions): AgentHandler {
     redact: options.redact,
     reads,
     signal: closing.signal,
+    sendIdleMs: options.sendIdleMs,
     sending: () => {
       sending++;
       return () => {
