@@ -131,7 +131,7 @@ export async function runServe(
                 "set AGENT_SERVE_TOKEN, or AGENT_DATA_DIR to a directory of your own\n",
             );
             failed = true;
-            queueMicrotask(() => handler.close().finally(() => server.shutdown()));
+            queueMicrotask(() => handler.close().finally(() => cut.abort()));
             return;
           }
         }
