@@ -163,9 +163,11 @@ Deno.test("anthropic provider: retries a stream that stalls past idleTimeoutMs",
 
 Deno.test("anthropic provider: ping events keep a slow stream from counting as stalled", async () => {
   await using server = startMockAnthropicServer({
-    replies: [{ pings: 8, text: "Thought long.", eventDelayMs: 25 }],
+    // Eight pings 100 ms apart: the stream lasts longer than the idle timeout, and a ping comes
+    // well within it, even on a loaded machine.
+    replies: [{ pings: 8, text: "Thought long.", eventDelayMs: 100 }],
   });
-  const model = anthropicModel({ model: "claude-test", baseURL: server.url, idleTimeoutMs: 100 });
+  const model = anthropicModel({ model: "claude-test", baseURL: server.url, idleTimeoutMs: 600 });
   const { events, result } = await collect(new Agent({ model, retry: FAST_RETRY }).stream("Hi"));
   assert.equal(result.status, "success", result.error?.message);
   assert.deepEqual(eventsOf(events, "retry"), []);
