@@ -6,52 +6,9 @@
 
 import type { Message } from "../lib/messages.ts";
 import type { RunLoop } from "../lib/memory/mod.ts";
-import { random } from "./stats.ts";
+import { zipfText } from "./zipf_text.ts";
 
-const next = random(2026);
-const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)];
-
-/** 20,000 words: common English and programming words first, then made-up ones. */
-const VOCABULARY = (() => {
-  const common = (
-    "the of and to a in is it that for on with as this was be by not are from or have an at " +
-    "but we which you one all they there their has can if will more when so no what out up " +
-    "file test error function return value import module config path line build type string " +
-    "number run fix change add remove update check use call data read write server request " +
-    "response cache lock database query index table time memory output input command failed " +
-    "passed timeout retry async await promise stream event handler model tool agent session " +
-    "token limit deno node npm package version commit branch merge diff patch schema json"
-  ).split(" ");
-  const syllables = "ka lo mi ne ru sa te vo zi pa do gu be fi ha jo ly ma no qu re si tu wa xe"
-    .split(" ");
-  const words = new Set(common);
-  while (words.size < 20_000) {
-    let word = "";
-    for (let n = 2 + Math.floor(next() * 3); n > 0; n--) word += pick(syllables);
-    words.add(word);
-  }
-  return [...words];
-})();
-
-/** Zipf (s = 1.07) over the vocabulary: a cumulative table and a binary search. */
-const CUMULATIVE = (() => {
-  const table = new Float64Array(VOCABULARY.length);
-  let sum = 0;
-  for (let rank = 0; rank < table.length; rank++) table[rank] = sum += 1 / (rank + 1) ** 1.07;
-  return table.map((value) => value / sum);
-})();
-
-function word(): string {
-  const x = next();
-  let low = 0;
-  let high = CUMULATIVE.length - 1;
-  while (low < high) {
-    const mid = (low + high) >> 1;
-    if (CUMULATIVE[mid] < x) low = mid + 1;
-    else high = mid;
-  }
-  return VOCABULARY[low];
-}
+const { next, pick, word } = zipfText(2026);
 
 /** A sentence of 6 to 19 words. */
 export function sentence(): string {
