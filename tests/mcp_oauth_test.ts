@@ -37,10 +37,21 @@ async function browser(url: URL): Promise<void> {
 }
 
 /**
- * In `root`: an MCP configuration naming the server `linear` at `url`, and a `$BROWSER` that
- * follows the authorization server's redirect (tests/fake_browser.ts).
+ * In `root`: an MCP configuration naming the server `linear` at `url`, a `$BROWSER` that follows
+ * the authorization server's redirect (tests/fake_browser.ts), and the environment of a CLI run
+ * there (its own HOME and data directory, that browser, and `extra`).
  */
-async function loginSetup(root: string, url: string): Promise<{ config: string; opener: string }> {
+async function loginSetup<T extends Record<string, string>>(
+  root: string,
+  url: string,
+  extra = {} as T,
+): Promise<
+  {
+    config: string;
+    opener: string;
+    env: T & { HOME: string; AGENT_DATA_DIR: string; BROWSER: string };
+  }
+> {
   const config = join(root, "mcp.json");
   await Deno.writeTextFile(
     config,
@@ -54,7 +65,14 @@ async function loginSetup(root: string, url: string): Promise<{ config: string; 
     }" "$1"\n`,
   );
   await Deno.chmod(opener, 0o755);
-  return { config, opener };
+  const env = {
+    ...extra,
+    HOME: join(root, "home"),
+    AGENT_DATA_DIR: join(root, "data"),
+    BROWSER: opener,
+  };
+  await Deno.mkdir(env.HOME, { recursive: true });
+  return { config, opener, env };
 }
 
 async function connect(url: string, provider: ReturnType<typeof oauthProvider>) {
@@ -174,15 +192,10 @@ Deno.test("agent mcp login, a headless run with the login (its token refreshed o
   });
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_oauth_cli_" }));
   try {
-    const { config, opener } = await loginSetup(root, server.url);
-    const env = {
-      HOME: join(root, "home"),
-      AGENT_DATA_DIR: join(root, "data"),
-      BROWSER: opener,
+    const { config, env } = await loginSetup(root, server.url, {
       OPENAI_API_KEY: "sk-oauth-test",
       OPENAI_BASE_URL: model.url,
-    };
-    await Deno.mkdir(env.HOME);
+    });
     const login = await runCli(["mcp", "login", "linear", "--mcp-config", config], { env });
     assert.equal(login.code, 0, login.stderr);
     assert.match(login.stderr, /to log in, open this address/);
@@ -445,15 +458,10 @@ Deno.test("a headless run refused for want of access says how to log in; agent m
   });
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_oauth_more_" }));
   try {
-    const { config, opener } = await loginSetup(root, server.url);
-    const env = {
-      HOME: join(root, "home"),
-      AGENT_DATA_DIR: join(root, "data"),
-      BROWSER: opener,
+    const { config, env } = await loginSetup(root, server.url, {
       OPENAI_API_KEY: "sk-oauth-test",
       OPENAI_BASE_URL: model.url,
-    };
-    await Deno.mkdir(env.HOME);
+    });
     const login = ["mcp", "login", "linear", "--mcp-config", config];
     assert.equal((await runCli(login, { env })).code, 0);
     const publish = ["-p", "Publish", "-m", "openai/test", "--mcp-config", config];
@@ -539,9 +547,7 @@ Deno.test("what the authorization server says reaches the terminal without contr
   await using server = startOAuthMcp({ tokenError: escape });
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_oauth_esc_cli_" }));
   try {
-    const { config, opener } = await loginSetup(root, server.url);
-    const env = { HOME: join(root, "home"), AGENT_DATA_DIR: join(root, "data"), BROWSER: opener };
-    await Deno.mkdir(env.HOME);
+    const { config, env } = await loginSetup(root, server.url);
     const login = await runCli(["mcp", "login", "linear", "--mcp-config", config], { env });
     assert.equal(login.code, 1);
     assert.match(login.stderr, /The login to linear failed: .*INJECTED/);
