@@ -14,7 +14,7 @@ import {
   type SessionStore,
 } from "../lib/session/mod.ts";
 import { encodeEntry, encodeHeader } from "../lib/session/jsonl.ts";
-import { SESSION_INDEX_FILE } from "../lib/session/index_db.ts";
+import { SESSION_INDEX_FILE, systemBoot } from "../lib/session/index_db.ts";
 import { pruneReport } from "../lib/cli/sessions_command.ts";
 import { createAgentHandler } from "../lib/service/mod.ts";
 import { scriptedModel } from "../lib/testing/scripted_model.ts";
@@ -248,6 +248,47 @@ Deno.test("fileSessionStore: a damaged or missing index is made again from the f
     ]);
     assert.ok((await Deno.stat(index)).isFile, "the index is there again");
     if (Deno.build.os !== "windows") assert.equal((await Deno.stat(index)).mode! & 0o777, 0o600);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("fileSessionStore: an index last written in another boot of the system is checked against the files", async () => {
+  // What a power cut can leave of an index that is not flushed to the disk: a row lost while
+  // its folder's time was kept. In the same boot nothing can lose it (a process that dies
+  // leaves the index whole); in the next one, every folder is compared with its rows again.
+  const dir = await tempDir();
+  try {
+    const store = fileSessionStore({ dir });
+    const first = await record(store, { cwd: "/p/a" }, 1, 1);
+    const second = await record(store, { cwd: "/p/a" }, 2, 2);
+    await store.close?.();
+    const boot = systemBoot();
+    assert.ok(boot, "the boot of the system can be told here");
+    const lose = (recorded: string) => {
+      const db = new DatabaseSync(join(dir, SESSION_INDEX_FILE));
+      try {
+        db.prepare("DELETE FROM sessions WHERE file = ?").run(second);
+        db.prepare("UPDATE meta SET value = ? WHERE key = 'boot'").run(recorded);
+      } finally {
+        db.close();
+      }
+    };
+    lose(boot);
+    const same = fileSessionStore({ dir });
+    assert.deepEqual(ids(await same.list("/p/a")), [first], "in one boot, the index is trusted");
+    await same.close?.();
+    lose("another boot");
+    const next = fileSessionStore({ dir });
+    assert.deepEqual(ids(await next.list("/p/a")), [second, first]);
+    assert.equal((await next.latest("/p/a"))?.messages, 2);
+    await next.close?.();
+    const db = new DatabaseSync(join(dir, SESSION_INDEX_FILE), { readOnly: true });
+    try {
+      assert.equal(db.prepare("SELECT value FROM meta WHERE key = 'boot'").get()?.value, boot);
+    } finally {
+      db.close();
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

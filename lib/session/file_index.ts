@@ -38,7 +38,7 @@ import {
 } from "./index_db.ts";
 import { type FileSummary, mtimeOf, subdirs, summarizeSessionFile } from "./file_summary.ts";
 import { sessionCursor, type SessionQuery, sessionSortKey } from "./page.ts";
-import { SessionError, type SessionInfo, type SessionPage } from "./store.ts";
+import { SessionError, type SessionHeader, type SessionInfo, type SessionPage } from "./store.ts";
 
 /** What a writer tells the index of its session. */
 export interface WrittenSession {
@@ -69,10 +69,13 @@ export interface SessionFileIndex {
     counted?: boolean,
   ): Promise<SessionPage>;
   /**
-   * Runs `create` (which makes a session file in `folder`) so that the folder's change is the
-   * index's own, then records the session from the header written.
+   * Runs `create` (which makes a session file in `folder`, its header written) so that the
+   * folder's change is the index's own, then records the session from the header as written.
    */
-  created<T>(folder: string, create: () => Promise<{ result: T; path: string }>): Promise<T>;
+  created<T>(
+    folder: string,
+    create: () => Promise<{ result: T; path: string; header?: SessionHeader }>,
+  ): Promise<T>;
   /** Records what a writer wrote (it holds the file, so nothing else writes it). */
   written(path: string, state: WrittenSession): void;
   /** Records that this process removed a session file, the folder's change its own. */
@@ -313,13 +316,15 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
       }),
     created: (folder, create) =>
       serial(async () => {
-        const root = await _mtime(dir);
-        const before = await _mtime(join(dir, folder));
-        const { result, path } = await create();
+        // Stats a few µs long, made synchronously: a trip through the I/O threads costs more.
+        const root = _mtimeSync(dir);
+        const before = _mtimeSync(join(dir, folder));
+        const { result, path, header } = await create();
         try {
           const index = db();
-          const row = await _read(path);
-          const [rootNow, now] = await Promise.all([_mtime(dir), _mtime(join(dir, folder))]);
+          const row = header ? _newRow(folder, path, header) : await _read(path);
+          const rootNow = _mtimeSync(dir);
+          const now = _mtimeSync(join(dir, folder));
           const dirs: Array<{ name: string; mtime: number }> = [];
           // The folders' new times are recorded when nothing but this changed them.
           if (rootNow !== undefined && index.dirMtime("") === root) {
@@ -382,6 +387,27 @@ function _pathOf(dir: string, row: IndexedSession): string {
 function _info(row: IndexedSession): SessionInfo {
   const { id, cwd, model, created, updated, messages, title } = row;
   return { id, cwd, model, created, updated, messages, title };
+}
+
+/** The row of a session file just made: what reading it back would say (no message yet). */
+function _newRow(folder: string, path: string, header: SessionHeader): IndexedSession {
+  const stat = Deno.lstatSync(path);
+  const file = basename(path, ".jsonl");
+  const { cwd, model, created } = header;
+  return {
+    folder,
+    file,
+    id: file,
+    readable: true,
+    cwd,
+    model,
+    created,
+    updated: created,
+    messages: 0,
+    title: "",
+    size: stat.size,
+    mtime: mtimeOf(stat),
+  };
 }
 
 /**

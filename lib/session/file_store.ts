@@ -12,7 +12,8 @@
  */
 
 import { basename, dirname, join, resolve } from "node:path";
-import { parseSessionText } from "./jsonl.ts";
+import { encodeHeader, parseHeaderLine, parseSessionText } from "./jsonl.ts";
+import { redactJsonLine } from "../secrets/redact.ts";
 import { readSessionFile } from "./file_reader.ts";
 import { fileSessionWriter, type WriterState } from "./file_writer.ts";
 import { sessionFileIndex } from "./file_index.ts";
@@ -125,7 +126,16 @@ export function fileSessionStore(options: FileSessionStoreOptions): SessionStore
           redact,
           onWritten,
         });
-        return { result: writer, path };
+        // The header as the file holds it, redacted as its line was (else the index reads it).
+        let stored: SessionHeader | undefined = header;
+        if (redact) {
+          try {
+            stored = parseHeaderLine(redactJsonLine(encodeHeader(header), redact), path);
+          } catch {
+            stored = undefined;
+          }
+        }
+        return { result: writer, path, header: stored };
       });
     },
     async open(idOrPrefix) {

@@ -5,6 +5,15 @@
  * compared with the rows). It is a cache: the files are the truth, and a damaged index is
  * deleted and built again from them.
  *
+ * Being a cache, it is never flushed to the disk (`synchronous = OFF`): a process that stops
+ * half-way leaves it whole (SQLite's write-ahead log is in the system's hands), and a run pays
+ * no fsync for it. Only a crash of the system itself (a power cut) can leave it damaged, or
+ * behind the files. So the index records the boot of the system that wrote it last; opened in
+ * another boot, it is checked whole (`integrity_check`: damaged, it is made again) and its
+ * folders' times are forgotten, so that each folder's files are compared with its rows again
+ * before they are trusted. Where the boot cannot be told (no leave to read it), the index is
+ * flushed as SQLite does by default in WAL mode (`synchronous = NORMAL`).
+ *
  * Rows sort as listings do (newest first: by last update, then creation, then id, then folder,
  * which the id of a session is unique in) on the negated times, so that a page after a cursor is
  * one range of an index, found without counting the rows before it. A session's id is its file's
@@ -91,6 +100,7 @@ export interface IndexChange {
 }
 
 const _SCHEMA = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS dirs (name TEXT PRIMARY KEY, mtime INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS sessions (
   folder TEXT NOT NULL,
@@ -187,17 +197,107 @@ function _open(path: string): SessionIndexDb {
   }
   const db = new DatabaseSync(path);
   try {
-    db.exec(`PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;`);
+    const boot = persistent ? systemBoot() : undefined;
+    db.exec(
+      `PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; ` +
+        `PRAGMA synchronous = ${boot === undefined ? "NORMAL" : "OFF"};`,
+    );
     const version = db.prepare("PRAGMA user_version").get()?.user_version;
     if (version !== 0 && version !== 1) throw new Error(`not a sessions index version 1`);
     db.exec(_SCHEMA);
     if (version === 0) db.exec("PRAGMA user_version = 1");
+    if (boot !== undefined) _checkSinceBoot(db, boot);
     if (persistent) { for (const file of [`${path}-wal`, `${path}-shm`]) ensurePrivateFile(file); }
     return _indexDb(db, persistent);
   } catch (error) {
     db.close();
     throw error;
   }
+}
+
+/**
+ * Checks an index written in another boot of the system (or never told its boot): whole, else
+ * an error that says it is damaged (it is made again); its folders' times forgotten, so that
+ * the files are compared with the rows again. Then records this boot.
+ */
+function _checkSinceBoot(db: DatabaseSync, boot: string): void {
+  const recorded = () => db.prepare("SELECT value FROM meta WHERE key = 'boot'").get()?.value;
+  if (sameBoot(recorded(), boot)) return;
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    // Another process may have checked it meanwhile.
+    if (!sameBoot(recorded(), boot)) {
+      const problems = db.prepare("PRAGMA integrity_check(1)").all();
+      const first = problems[0] ? String(Object.values(problems[0])[0]) : "ok";
+      if (first !== "ok") throw new Error(`The sessions index is malformed: ${first}`);
+      db.exec("UPDATE dirs SET mtime = -1");
+      db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('boot', ?)").run(boot);
+    }
+    db.exec("COMMIT");
+  } catch (error) {
+    db.exec("ROLLBACK");
+    throw error;
+  }
+}
+
+const _BOOT_ID = "/proc/sys/kernel/random/boot_id";
+let _boot: string | null | undefined;
+
+/**
+ * What tells this boot of the system from others: Linux's boot id, else the time it booted
+ * (`up:<s>`, in seconds); `undefined` when Deno is not allowed to ask (nobody is prompted).
+ *
+ * @example
+ * ```ts
+ * import { systemBoot } from "./index_db.ts";
+ * const boot = systemBoot();
+ * if (boot !== undefined && boot !== systemBoot()) throw new Error("one boot per process");
+ * ```
+ */
+export function systemBoot(): string | undefined {
+  if (_boot === undefined) _boot = _readBoot() ?? null;
+  return _boot ?? undefined;
+}
+
+function _readBoot(): string | undefined {
+  const granted = (permission: Deno.PermissionDescriptor) => {
+    try {
+      return Deno.permissions.querySync(permission).state === "granted";
+    } catch {
+      return false;
+    }
+  };
+  if (Deno.build.os === "linux" && granted({ name: "read", path: _BOOT_ID })) {
+    try {
+      const id = Deno.readTextFileSync(_BOOT_ID).trim();
+      if (id) return id;
+    } catch { /* not there: the boot's time serves */ }
+  }
+  if (granted({ name: "sys", kind: "osUptime" })) {
+    try {
+      return `up:${Math.round(Date.now() / 1000 - Deno.osUptime())}`;
+    } catch { /* not told */ }
+  }
+  return undefined;
+}
+
+/**
+ * Whether the boot an index recorded is `boot`. Boot times a few seconds apart (a step of the
+ * clock, the uptime's rounding) are one boot.
+ *
+ * @example
+ * ```ts
+ * import { sameBoot } from "./index_db.ts";
+ * if (!sameBoot("up:1000", "up:1003") || sameBoot("up:1000", "up:2000")) throw new Error();
+ * if (sameBoot(undefined, "b1") || !sameBoot("b1", "b1")) throw new Error("unexpected");
+ * ```
+ */
+export function sameBoot(recorded: unknown, boot: string): boolean {
+  if (typeof recorded !== "string") return false;
+  if (recorded.startsWith("up:") && boot.startsWith("up:")) {
+    return Math.abs(Number(recorded.slice(3)) - Number(boot.slice(3))) <= 10;
+  }
+  return recorded === boot;
 }
 
 function _indexDb(db: DatabaseSync, persistent: boolean): SessionIndexDb {
