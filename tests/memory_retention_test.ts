@@ -514,3 +514,41 @@ Deno.test("agent memory: the settings' retention is kept by runs, and a project 
     /retention {6}run loops of the last 180 days, the newest 2, at most 256 MiB; their detail for 30 days/,
   );
 });
+
+Deno.test("retention: after an archive the oldest go in batches of 1% of maxRunLoops, and prune() is exact", async () => {
+  const path = await tempFile();
+  await using memory = await openMemory({ path, retention: { maxRunLoops: 300 } });
+  await archiveAll(memory, 1, 300);
+  // A batch is 3 here: one and two over the bound wait, the third takes all three.
+  await memory.archive(loop(301));
+  await memory.archive(loop(302));
+  assert.equal(memory.stats().runLoops, 302);
+  assert.equal((await memory.runLoop(loop(1).id))?.id, loop(1).id, "the oldest waits");
+  await memory.archive(loop(303));
+  assert.equal(memory.stats().runLoops, 300);
+  assert.equal(tableCounts(path).runLoops, 300);
+  assert.equal(await memory.runLoop(loop(3).id), undefined);
+  assert.equal((await memory.runLoop(loop(4).id))?.id, loop(4).id, "and nothing newer");
+  // prune() applies the policy exactly, whatever waits.
+  await memory.archive(loop(304));
+  assert.equal(memory.stats().runLoops, 301);
+  assert.equal((await memory.prune()).runLoops, 1);
+  assert.equal(tableCounts(path).runLoops, 300);
+});
+
+Deno.test("retention: after an archive, run loops past maxAgeDays wait for a batch, or a day past the cutoff", async () => {
+  const path = await tempFile();
+  await using memory = await openMemory({ path, retention: { maxAgeDays: 90 } });
+  await archiveAll(memory, 1, 6);
+  // Just past the cutoff: fewer than a batch (64), not yet a day past it: they wait.
+  archivedDaysAgo(path, [loop(1).id, loop(2).id], 90.5);
+  await memory.archive(loop(7));
+  assert.equal(memory.stats().runLoops, 7);
+  // One of them a day past the cutoff: every run loop past the cutoff goes, nothing newer.
+  archivedDaysAgo(path, [loop(1).id], 91.5);
+  await memory.archive(loop(8));
+  assert.deepEqual(
+    (await memory.recent(10)).map((kept) => kept.id).sort(),
+    [3, 4, 5, 6, 7, 8].map((n) => loop(n).id),
+  );
+});

@@ -384,6 +384,29 @@ Deno.test("ftsSearcher() keeps its cost bounded: common words left out, then the
   db.close();
 });
 
+Deno.test("ftsSearcher(): words too common to rank by are looked for together among the newest segments only", () => {
+  const db = openMemoryDatabase(":memory:");
+  db.exec(`INSERT INTO run_loops (id, status, created_at, archived_at, archive_seq, json)
+    VALUES ('loop', 'completed', '', '', 1, '{}')`);
+  const segment = db.prepare(
+    `INSERT INTO segments (id, run_loop_id, seq, iteration, type, timestamp, text)
+     VALUES (?, 'loop', ?, 0, 'user', '', '')`,
+  );
+  const add = db.prepare("INSERT INTO segments_fts (rowid, text, type) VALUES (?, ?, 'user')");
+  // Budget 2: the newest 32 segments (16 times the budget) are looked in.
+  for (let id = 1; id <= 100; id++) {
+    segment.run(id, id);
+    add.run(id, id === 10 ? "alpha beta" : id % 2 ? "alpha" : "beta");
+  }
+  const search = ftsSearcher(db, 2);
+  // The one segment with both words is older than the newest 32: the newest with either.
+  assert.deepEqual(search(ftsTerms("alpha beta"), [], 3), [100, 99, 98]);
+  add.run(101, "alpha beta");
+  segment.run(101, 101);
+  assert.deepEqual(search(ftsTerms("alpha beta"), [], 3), [101]);
+  db.close();
+});
+
 Deno.test("fuseRankings() is reciprocal rank fusion with k = 60, normalized to 0–1", () => {
   const fused = fuseRankings([[10, 20], [20, 30]]);
   assert.deepEqual(fused.map((item) => item.id), [20, 10, 30]);

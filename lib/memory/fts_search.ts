@@ -1,20 +1,22 @@
 /**
  * Full-text search over the segments, ranked by BM25, at a bounded cost.
  *
- * FTS5 finds matches fast (about 0.1 µs each) but ranks them slowly (about 2 µs each), and a
+ * FTS5 finds matches fast (about 0.1 µs each) but ranks them slowly (2 to 4 µs each), and a
  * query `OR`-ing words that are in most segments ("error", "file") would rank tens of
  * thousands of them. So a query is ranked whole only when it matches at most
  * {@link FTS_BUDGET} segments. Otherwise its words that match nothing are left out, then its
  * most common ones (those in the most segments first, which BM25 weighs least anyway) until the
- * rest match few enough.
+ * rest match few enough. The budget is about what a memory of a few hundred run loops ranks
+ * for a query of common words: a search costs about the same in a memory of 10,000 (a budget
+ * of 2,000 made it four times as slow there).
  *
  * When even the rarest word is in more than {@link FTS_BUDGET} segments, nothing is ranked by
  * BM25: before it ranks anything, FTS5 counts the segments each word of the query is in by
  * reading every one of its matches, a read that grows with the memory (a search for "hello" in
  * a memory of 100,000 greetings spent 30 ms there, against 0.1 ms for the rest), and words that
  * common weigh next to nothing in BM25 anyway. The newest segments that have every word come
- * first then, else the newest that have any: reading a few matches from the newest end costs
- * the same whatever the size of the memory.
+ * first then (looked for among the newest segments only), else the newest that have any:
+ * reading a few matches from the newest end costs the same whatever the size of the memory.
  *
  * @module
  */
@@ -23,7 +25,13 @@ import type { DatabaseSync } from "node:sqlite";
 import type { SegmentType } from "./types.ts";
 
 /** The most matches one search ranks. */
-export const FTS_BUDGET = 2000;
+export const FTS_BUDGET = 300;
+
+/**
+ * How many times {@link FTS_BUDGET} newest segments a search of words too common to rank by
+ * looks in for segments that have them all.
+ */
+const _NEWEST_WINDOW = 16;
 
 /** Searches the segments: their ids, best first. */
 export type FtsSearch = (
@@ -59,8 +67,10 @@ export function ftsSearcher(db: DatabaseSync, budget: number = FTS_BUDGET): FtsS
     "SELECT rowid AS id FROM segments_fts WHERE segments_fts MATCH ? ORDER BY rank LIMIT ?",
   );
   const newest = db.prepare(
-    "SELECT rowid AS id FROM segments_fts WHERE segments_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
+    `SELECT rowid AS id FROM segments_fts WHERE segments_fts MATCH ? AND rowid > ?
+     ORDER BY rowid DESC LIMIT ?`,
   );
+  const last = db.prepare("SELECT max(id) AS id FROM segments");
   const matches = (expression: string) => count.get(expression, budget + 1)?.n as number;
   const ids = (rows: unknown[]) => (rows as Array<{ id: number }>).map((row) => row.id);
 
@@ -87,8 +97,12 @@ export function ftsSearcher(db: DatabaseSync, budget: number = FTS_BUDGET): FtsS
     }
     if (kept.length > 0) return ids(ranked.all(match(kept, "OR"), limit));
     // Every word is too common to rank by (see the module's doc): the newest matches.
+    // The words that are all in a segment can be far apart in the memory, and looking for them
+    // together reads their matches until enough are found: only the newest segments are looked
+    // in, as many as the matches of a few words that are too common to rank by.
     const found = counted.map(({ term }) => term);
-    const every = found.length > 1 ? ids(newest.all(match(found, "AND"), limit)) : [];
-    return every.length > 0 ? every : ids(newest.all(match(found, "OR"), limit));
+    const window = Math.max(0, Number(last.get()?.id ?? 0) - budget * _NEWEST_WINDOW);
+    const every = found.length > 1 ? ids(newest.all(match(found, "AND"), window, limit)) : [];
+    return every.length > 0 ? every : ids(newest.all(match(found, "OR"), 0, limit));
   };
 }

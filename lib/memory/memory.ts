@@ -22,8 +22,8 @@ export interface MemoryOptions {
   secrets?: readonly string[];
   /**
    * How much of the past to keep (default: everything). Applied after each archive, a step at
-   * a time (at most 64 run loops dropped, the oldest ones), at a cost that does not grow with
-   * the memory; `prune()` applies it whole.
+   * a time (the oldest run loops dropped in batches of up to 64: see `pruneBatch`), at a cost
+   * that does not grow with the memory; `prune()` applies it whole and exactly.
    */
   retention?: RetentionPolicy;
 }

@@ -46,7 +46,7 @@ export type {
   RetrieveOptions,
   VacuumResult,
 } from "./memory.ts";
-export { checkRetention, type PruneResult, type RetentionPolicy } from "./retention.ts";
+export { checkRetention, pruneBatch, type PruneResult, type RetentionPolicy } from "./retention.ts";
 export { openMemory } from "./sqlite.ts";
 export { openMemoryInWorker } from "./worker.ts";
 export { MemoryError, type MemoryErrorReason } from "./errors.ts";

@@ -158,10 +158,14 @@ function _open(options: MemoryOptions): MemoryStore {
         if (!vector || !vectors?.put(row, vector)) unembedded.push(row);
       }
       countSegments.run(segments.length - removed.length);
-      // As many run loops dropped as were archived, and a few more, the oldest ones read
-      // through an index: in the same transaction, whose pages are written once.
+      // The oldest run loops dropped once a batch of them is due, read through an index: in
+      // the same transaction, whose pages are written once.
       if (retention) {
-        prunes.prune(retention, { limit: PRUNE_STEP, dropped: (ids) => dropped = ids });
+        prunes.prune(retention, {
+          limit: PRUNE_STEP,
+          batched: true,
+          dropped: (ids) => dropped = ids,
+        });
       }
       db.exec("COMMIT");
     } catch (error) {
