@@ -1,6 +1,6 @@
 /**
  * Longevity figures: `deno task bench:longevity [--sessions N] [--runs M] [--first F]
- * [--after A] [--keep]`. Whether the CLI and the service stay as fast after 100,000 runs as after
+ * [--after A] [--retention cli|none] [--keep]` (`--help` says what each does). Whether the CLI and the service stay as fast after 100,000 runs as after
  * the first.
  *
  * In a temporary data directory it runs `--first` (default 1,000) runs the way a CLI run does
@@ -24,17 +24,45 @@ import { buildArchive, buildSessions, pairedRuns, runs } from "./longevity_build
 import { du, figures, pagingOf, sample } from "./longevity_measure.ts";
 import { below } from "./longevity_workload.ts";
 
-const flags = parseArgs({
-  args: Deno.args,
-  options: {
-    sessions: { type: "string", default: "100000" },
-    runs: { type: "string", default: "100000" },
-    first: { type: "string", default: "1000" },
-    after: { type: "string", default: "200" },
-    retention: { type: "string", default: "cli" },
-    keep: { type: "boolean", default: false },
-  },
-});
+const flags = _flags(() =>
+  parseArgs({
+    args: Deno.args,
+    options: {
+      sessions: { type: "string", default: "100000" },
+      runs: { type: "string", default: "100000" },
+      first: { type: "string", default: "1000" },
+      after: { type: "string", default: "200" },
+      retention: { type: "string", default: "cli" },
+      keep: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  })
+);
+if (flags.values.help) {
+  console.log(`deno task bench:longevity [options]
+
+Runs the way a CLI run does with memory on, builds a long-lived data directory through the real
+stores, and times session reads, listing pages, latest(cwd) and runs against it. In a temporary
+directory, removed at the end.
+
+  --sessions N     sessions to build (default 100000)
+  --runs M         run loops to archive (default 100000)
+  --first F        runs on an empty memory first (default 1000)
+  --after A        rounds of runs measured at the end (default 200)
+  --retention R    cli (the CLI's default retention policy, the default) or none (keep all)
+  --keep           keep the data directory and print where it is
+  -h, --help       this text`);
+  Deno.exit(0);
+}
+/** The flags as `parse` reads them; a bad one ends the benchmark with what is wrong. */
+function _flags<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    console.error(`${(error as Error).message} (see --help)`);
+    Deno.exit(2);
+  }
+}
 const count = (name: keyof typeof flags.values): number => {
   const value = Number(flags.values[name]);
   if (!Number.isInteger(value) || value < 1) {
