@@ -317,16 +317,17 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
     created: (folder, create) =>
       serial(async () => {
         // Stats a few µs long, made synchronously: a trip through the I/O threads costs more.
-        const root = _mtimeSync(dir);
         const before = _mtimeSync(join(dir, folder));
+        // A file made in a folder there already leaves the sessions directory as it was.
+        const root = before === undefined ? _mtimeSync(dir) : undefined;
         const { result, path, header } = await create();
         try {
           const index = db();
           const row = header ? _newRow(folder, path, header) : await _read(path);
-          const rootNow = _mtimeSync(dir);
           const now = _mtimeSync(join(dir, folder));
           const dirs: Array<{ name: string; mtime: number }> = [];
           // The folders' new times are recorded when nothing but this changed them.
+          const rootNow = before === undefined ? _mtimeSync(dir) : undefined;
           if (rootNow !== undefined && index.dirMtime("") === root) {
             dirs.push({ name: "", mtime: rootNow });
           }
