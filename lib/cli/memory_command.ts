@@ -15,13 +15,13 @@
  */
 
 import { dirname, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { ConfigError } from "../errors.ts";
 import { checkPrivateDir } from "../files/private_files.ts";
 import { type MemoryStats, openMemory, type RetentionPolicy } from "../memory/mod.ts";
 import { defaultSessionsDir } from "../session/mod.ts";
 import { UsageError } from "./args.ts";
 import { memoryPath, retentionPolicy } from "./memory.ts";
+import { parsePruneArgs, PRUNE_OPTIONS, refuseOutside } from "./prune_options.ts";
 import { loadSettings } from "./settings.ts";
 
 /** What `agent memory …` asks for. */
@@ -78,26 +78,12 @@ tool calls and results); a bound set to null is lifted, and false keeps everythi
  * ```
  */
 export function parseMemoryArgs(args: readonly string[]): MemoryCommand {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...args],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        cwd: { type: "string" },
-        output: { type: "string" },
-        "older-than": { type: "string" },
-        keep: { type: "string" },
-        "dry-run": { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (error) {
-    const message = (error as Error).message.replace(/\. To specify a positional.*$/s, "");
-    throw new UsageError(`${message} for agent memory (see agent memory --help)`);
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parsePruneArgs(args, {
+    options: ["cwd", "output"],
+    refusal: (message) =>
+      `${message.replace(/\. To specify a positional.*$/s, "")} for agent memory ` +
+      "(see agent memory --help)",
+  });
   const [action = "stats", ...rest] = positionals;
   if (!_ACTIONS.includes(action as MemoryCommand["action"])) {
     throw new UsageError(
@@ -112,12 +98,7 @@ export function parseMemoryArgs(args: readonly string[]): MemoryCommand {
   if (output !== "text" && output !== "json") {
     throw new UsageError(`--output must be text or json, got "${output}"`);
   }
-  const pruning = ["older-than", "keep", "dry-run"].find((name) =>
-    values[name as "keep"] !== undefined
-  );
-  if (pruning && action !== "prune") {
-    throw new UsageError(`--${pruning} is an option of agent memory prune`);
-  }
+  refuseOutside(values, { command: "agent memory", action, of: "prune", options: PRUNE_OPTIONS });
   let olderThanDays: number | undefined;
   if (values["older-than"] !== undefined) {
     const match = /^(\d+(?:\.\d+)?)([hdw])$/.exec(values["older-than"].trim());

@@ -11,7 +11,6 @@
  */
 
 import { dirname, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { ConfigError } from "../errors.ts";
 import { checkPrivateDir } from "../files/private_files.ts";
 import {
@@ -24,6 +23,7 @@ import {
 } from "../session/mod.ts";
 import { UsageError } from "./args.ts";
 import { againWith, thisInvocation } from "./invocation.ts";
+import { parsePruneArgs, PRUNE_OPTIONS, refuseOutside } from "./prune_options.ts";
 
 /** Sessions a page of `--sessions` shows when `--limit` is not given. */
 export const SESSIONS_PAGE = 20;
@@ -96,28 +96,10 @@ export function parseAge(text: string): number {
  * ```
  */
 export function parseSessionsArgs(args: readonly string[]): SessionsCommand {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...args],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        page: { type: "string" },
-        limit: { type: "string" },
-        cwd: { type: "string" },
-        "older-than": { type: "string" },
-        keep: { type: "string" },
-        "dry-run": { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
-    });
-  } catch (error) {
-    throw new UsageError(
-      `${(error as Error).message.replace(/\.$/, "")} (see agent sessions --help)`,
-    );
-  }
-  const { values, positionals } = parsed;
+  const { values, positionals } = parsePruneArgs(args, {
+    options: ["page", "limit", "cwd"],
+    refusal: (message) => `${message.replace(/\.$/, "")} (see agent sessions --help)`,
+  });
   const action = positionals[0] ?? "list";
   if ((action !== "list" && action !== "prune") || positionals.length > 1) {
     throw new UsageError(
@@ -126,16 +108,9 @@ export function parseSessionsArgs(args: readonly string[]): SessionsCommand {
       }" (see agent sessions --help)`,
     );
   }
-  const prune = ["older-than", "keep", "dry-run"].find((name) =>
-    values[name as "keep"] !== undefined
-  );
-  if (prune && action !== "prune") {
-    throw new UsageError(`--${prune} is an option of agent sessions prune`);
-  }
-  const listing = ["page", "limit", "cwd"].find((name) => values[name as "page"] !== undefined);
-  if (listing && action !== "list") {
-    throw new UsageError(`--${listing} is an option of agent sessions list`);
-  }
+  const given = { command: "agent sessions", action };
+  refuseOutside(values, { ...given, of: "prune", options: PRUNE_OPTIONS });
+  refuseOutside(values, { ...given, of: "list", options: ["page", "limit", "cwd"] });
   const command: SessionsCommand = {
     action,
     cwd: values.cwd,
