@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { readSessionFile } from "../lib/session/file_reader.ts";
 import { parseSessionText } from "../lib/session/jsonl.ts";
+import { checkEntryLine, sessionEntrySchema } from "../lib/session/schema.ts";
 import { fileSessionStore, SessionError } from "../lib/session/mod.ts";
 
 const HEADER =
@@ -86,5 +87,68 @@ Deno.test("the file store's read() gives a session's entries as load() replays t
     });
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("checkEntryLine() gives what sessionEntrySchema gives, for lines of every shape", () => {
+  const text = { type: "text", text: "t" };
+  const call = { type: "tool_call", id: "c1", name: "read", input: { path: "a" } };
+  const think = { type: "reasoning", text: "r", signature: "s" };
+  const assistant = (content: unknown) => ({ role: "assistant", content });
+  const tool = { role: "tool", toolCallId: "c1", name: "read", content: "out", isError: false };
+  const messages: unknown[] = [
+    { role: "user", content: "hi" },
+    { role: "user", content: "hi", extra: { kept: true } },
+    { role: "user", content: 42 },
+    { role: "user" },
+    assistant([text, call, think]),
+    assistant([]),
+    assistant("not a list"),
+    assistant([{ ...text, origin: "openai" }]),
+    assistant([{ ...text, origin: 5 }]),
+    assistant([{ ...text, extra: { id: "x" } }]),
+    assistant([{ ...text, extra: [1] }]),
+    assistant([{ ...text, extra: null }]),
+    assistant([{ ...call, input: undefined }]),
+    assistant([{ type: "tool_call", id: "c1", name: "read" }]),
+    assistant([{ ...call, invalidInput: "{" }]),
+    assistant([{ ...call, invalidInput: 1 }]),
+    assistant([{ ...think, signature: null }]),
+    assistant([{ ...think, redacted: "r" }]),
+    assistant([{ type: "image", url: "u" }]),
+    assistant([null]),
+    assistant([[text]]),
+    tool,
+    { ...tool, isError: "no" },
+    { ...tool, toolCallId: undefined },
+    { role: "system", content: "s" },
+    null,
+    [],
+    "text",
+  ];
+  const values: unknown[] = [];
+  for (const message of messages) {
+    for (const at of ["2026-01-01T00:00:00Z", undefined, 5, null]) {
+      values.push({ type: "message", message, n: 1, ...(at === undefined ? {} : { at }) });
+    }
+  }
+  values.push(
+    { type: "model", model: "a/b", n: 1, at: "x" },
+    { type: "model", model: 5, at: "x" },
+    { type: "compaction", state: { summary: "s", replaces: 2 }, tokensBefore: -1, at: "x" },
+    { type: "compaction", state: { summary: "s", replaces: 1.5 }, at: "x" },
+    { type: "other", at: "x" },
+    [{ type: "message", message: { role: "user", content: "hi" } }],
+    null,
+    "line",
+  );
+  for (const value of values) {
+    const copy = structuredClone(value);
+    const checked = checkEntryLine(value);
+    const parsed = sessionEntrySchema.safeParse(copy);
+    const what = JSON.stringify(value);
+    assert.equal(checked.entry !== undefined, parsed.success, what);
+    if (parsed.success) assert.deepEqual(checked.entry, parsed.data, what);
+    else assert.ok(checked.problem, what);
   }
 });

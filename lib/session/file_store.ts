@@ -12,7 +12,7 @@
  */
 
 import { basename, dirname, join, resolve } from "node:path";
-import { encodeHeader, parseHeaderLine, parseSessionText } from "./jsonl.ts";
+import { encodeHeader, parseHeaderLine } from "./jsonl.ts";
 import { redactJsonLine } from "../secrets/redact.ts";
 import { readSessionFile } from "./file_reader.ts";
 import { fileSessionWriter, type WriterState } from "./file_writer.ts";
@@ -24,6 +24,7 @@ import { sessionQuery } from "./page.ts";
 import {
   newSessionHeader,
   replaySession,
+  type SessionEntry,
   SessionError,
   type SessionHeader,
   type SessionInfo,
@@ -168,8 +169,11 @@ export function fileSessionStore(options: FileSessionStoreOptions): SessionStore
     },
     async load(idOrPrefix) {
       const path = await index.find(idOrPrefix, hint);
-      const { header, entries, warnings } = parseSessionText(await Deno.readTextFile(path), path);
-      return replaySession(_named(header, path), entries, warnings);
+      // Read as `read` does, a chunk at a time: never the whole file as one string, nor its lines.
+      const reader = await readSessionFile(path, { chunkBytes: _LOAD_CHUNK_BYTES });
+      const entries: SessionEntry[] = [];
+      for await (const entry of reader) entries.push(entry);
+      return replaySession(_named(reader.header, path), entries, [...reader.warnings]);
     },
     async read(idOrPrefix) {
       const path = await index.find(idOrPrefix, hint);
@@ -244,6 +248,10 @@ function _projectName(cwd: string): string {
 }
 
 const _encoder = new TextEncoder();
+
+/** Bytes `load` reads at a time: larger than `read`'s, as it keeps the whole session anyway. */
+const _LOAD_CHUNK_BYTES = 1024 * 1024;
+
 /** Whether a session file of this id is in any project's folder. */
 async function _taken(dir: string, id: string): Promise<boolean> {
   const found = await Promise.all(

@@ -99,9 +99,66 @@ export type EntryCheck =
  * ```
  */
 export function checkEntryLine(value: unknown): EntryCheck {
+  // Most lines are messages of the usual shape: checked where they are, without the copy zod
+  // makes of every object it parses (a session of 50 MB would be built twice over).
+  const message = _plainMessage(value);
+  if (message) {
+    const at = (value as { at?: unknown }).at;
+    return { entry: { type: "message", message, at: typeof at === "string" ? at : "" } };
+  }
   const parsed = _entry.safeParse(value);
   if (parsed.success) return { entry: parsed.data as SessionEntry };
   const issue = parsed.error.issues[0];
   const where = issue.path.length ? `${issue.path.join(".")}: ` : "";
   return { problem: `${where}${issue.message}`.slice(0, 200) };
+}
+
+/**
+ * The message of a message line when it is plainly of a message's shape, every field as the
+ * schema asks and nothing the schema would change; `undefined` sends the line to zod (which
+ * then accepts it, as it would have, or says why not).
+ */
+function _plainMessage(value: unknown): Message | undefined {
+  if (!_isRecord(value) || value.type !== "message") return undefined;
+  const message = value.message;
+  if (!_isRecord(message)) return undefined;
+  switch (message.role) {
+    case "user":
+      return typeof message.content === "string" ? message as unknown as Message : undefined;
+    case "tool":
+      return typeof message.content === "string" && typeof message.toolCallId === "string" &&
+          typeof message.name === "string" && typeof message.isError === "boolean"
+        ? message as unknown as Message
+        : undefined;
+    case "assistant":
+      return Array.isArray(message.content) && message.content.every(_plainPart)
+        ? message as unknown as Message
+        : undefined;
+    default:
+      return undefined;
+  }
+}
+
+function _plainPart(part: unknown): boolean {
+  if (!_isRecord(part) || !_optionalString(part.origin) || part.extra !== undefined) return false;
+  switch (part.type) {
+    case "text":
+      return typeof part.text === "string";
+    case "reasoning":
+      return typeof part.text === "string" && _optionalString(part.signature) &&
+        _optionalString(part.redacted);
+    case "tool_call":
+      return typeof part.id === "string" && typeof part.name === "string" && "input" in part &&
+        _optionalString(part.invalidInput);
+    default:
+      return false;
+  }
+}
+
+function _isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function _optionalString(value: unknown): boolean {
+  return value === undefined || typeof value === "string";
 }
