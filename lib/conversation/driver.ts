@@ -290,11 +290,13 @@ export function startConversation(options: DriverOptions): Driver {
       talk = open();
     },
     async resume(id) {
-      if (!options.store) throw new Error("Sessions are not saved in this conversation");
-      const loaded = await options.store.load(id);
+      const store = options.store;
+      if (!store) throw new Error("Sessions are not saved in this conversation");
+      // The whole id, found before anything changes; the session is read once, by resuming it.
+      const whole = await _sessionId(store, id);
       await endRunLoop();
       await talk.close();
-      const held = await resumeSession(options.store, loaded.header.id, { fork: true });
+      const held = await resumeSession(store, whole, { fork: true });
       talk = open(held);
       return held;
     },
@@ -302,6 +304,14 @@ export function startConversation(options: DriverOptions): Driver {
       await talk.close();
     },
   };
+}
+
+/** The whole id of the session `id` names: from its header alone where the store reads by entry. */
+async function _sessionId(store: SessionStore, id: string): Promise<string> {
+  if (!store.read) return (await store.load(id)).header.id;
+  const reader = await store.read(id);
+  await reader.close();
+  return reader.header.id;
 }
 
 /** The options of a run the driver sets itself, each from an option of its own. */

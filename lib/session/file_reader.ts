@@ -1,9 +1,9 @@
 /**
  * A session file read entry by entry, a chunk of the file at a time: what serves a session of
- * any size in memory bounded by a chunk and the longest line, where `load` holds the whole file,
- * its lines and its messages at once. Lines are read as `parseSessionText` reads them: one cut
- * off at the end (a crash mid-write), one that is not JSON or not of an entry's shape is
- * skipped, and said in `warnings`.
+ * any size in memory bounded by a chunk and the longest line (`read`), and what `load` reads
+ * before it keeps the messages (never the whole file as one string, nor its lines at once).
+ * Lines are read as `parseSessionText` reads them: one cut off at the end (a crash mid-write),
+ * one that is not JSON or not of an entry's shape is skipped, and said in `warnings`.
  *
  * @module
  */
