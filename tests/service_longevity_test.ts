@@ -9,94 +9,13 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Message } from "../mod.ts";
 import { fileSessionStore } from "../lib/session/mod.ts";
-import { type MockServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
-import { denoDir, MOD } from "./terminal_support.ts";
+import { startMockOpenAIServer } from "../lib/testing/mod.ts";
+import { startServe } from "./serve_support.ts";
 
 const KEY = "sk-longevity-test-0123456789abcdef";
 const TOKEN = "longevity-test-token-0123456789";
-
-/** An `agent serve` process, listening, in directories of its own. */
-interface Served extends AsyncDisposable {
-  url: string;
-  pid: number;
-  dataDir: string;
-  cwd: string;
-  stderr(): string;
-  /** `fetch` of a path of the service, with its token. */
-  fetch(path: string, init?: RequestInit): Promise<Response>;
-  /** Sends `signal`; the exit code comes with `exited`. */
-  kill(signal: Deno.Signal): void;
-  exited: Promise<number>;
-}
-
-async function startServe(model: MockServer, prepare?: (dirs: Dirs) => Promise<void>) {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_longevity_" }));
-  const dirs = { home: join(root, "home"), dataDir: join(root, "data"), cwd: join(root, "work") };
-  for (const dir of Object.values(dirs)) await Deno.mkdir(dir, { mode: 0o700 });
-  await prepare?.(dirs);
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MOD, "serve", "--port", "0", "-m", "openai/test", "--sandbox", "off"],
-    cwd: dirs.cwd,
-    clearEnv: true,
-    env: {
-      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-      HOME: dirs.home,
-      DENO_DIR: await denoDir(),
-      OPENAI_API_KEY: KEY,
-      OPENAI_BASE_URL: model.url,
-      AGENT_DATA_DIR: dirs.dataDir,
-      AGENT_CONFIG_DIR: join(dirs.home, "config"),
-      AGENT_SERVE_TOKEN: TOKEN,
-      NO_COLOR: "1",
-    },
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  let stderr = "";
-  const listening = Promise.withResolvers<string>();
-  const reading = (async () => {
-    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
-      stderr += chunk;
-      const url = /serving \S+ on (http:\/\/\S+) /.exec(stderr)?.[1];
-      if (url) listening.resolve(url);
-    }
-    listening.reject(new Error(`agent serve did not listen:\n${stderr}`));
-  })();
-  const exited = child.status.then((status) => status.code);
-  const dispose = async () => {
-    try {
-      child.kill("SIGKILL");
-    } catch { /* it has ended */ }
-    await exited;
-    await reading;
-    await Deno.remove(root, { recursive: true });
-  };
-  let url: string;
-  try {
-    url = await listening.promise;
-  } catch (error) {
-    await dispose();
-    throw error;
-  }
-  const served: Served = {
-    url,
-    pid: child.pid,
-    ...dirs,
-    stderr: () => stderr,
-    fetch(path, init = {}) {
-      const headers = new Headers(init.headers);
-      headers.set("authorization", `Bearer ${TOKEN}`);
-      return fetch(`${url}${path}`, { ...init, headers });
-    },
-    kill: (signal) => child.kill(signal),
-    exited,
-    [Symbol.asyncDispose]: dispose,
-  };
-  return served;
-}
-
-type Dirs = { home: string; dataDir: string; cwd: string };
+/** The service's environment: its model's key, and the token clients send. */
+const ENV = { OPENAI_API_KEY: KEY, AGENT_SERVE_TOKEN: TOKEN };
 
 /** The kB of memory a process holds now (VmRSS). */
 function residentKb(pid: number): number {
@@ -131,18 +50,21 @@ Deno.test({
     await using model = startMockOpenAIServer({ replies: () => ({ text: "unused" }) });
     const messages = 5_000; // of 10 kB each: 50 MB
     let id = "";
-    await using served = await startServe(model, async ({ dataDir, cwd }) => {
-      // Written through the session store, as runs write it; a key it must never send.
-      const store = fileSessionStore({ dir: join(dataDir, "sessions") });
-      const writer = await store.create({ cwd, model: "openai/test" });
-      const filler = "x".repeat(10_000);
-      const at = "2026-01-01T00:00:00.000Z";
-      await writer.append({ type: "message", message: largeMessage(0, `key ${KEY}`), at });
-      for (let i = 1; i < messages; i++) {
-        await writer.append({ type: "message", message: largeMessage(i, filler), at });
-      }
-      await writer.close();
-      id = writer.id;
+    await using served = await startServe(model, {
+      env: ENV,
+      prepare: async ({ dataDir, cwd }) => {
+        // Written through the session store, as runs write it; a key it must never send.
+        const store = fileSessionStore({ dir: join(dataDir, "sessions") });
+        const writer = await store.create({ cwd, model: "openai/test" });
+        const filler = "x".repeat(10_000);
+        const at = "2026-01-01T00:00:00.000Z";
+        await writer.append({ type: "message", message: largeMessage(0, `key ${KEY}`), at });
+        for (let i = 1; i < messages; i++) {
+          await writer.append({ type: "message", message: largeMessage(i, filler), at });
+        }
+        await writer.close();
+        id = writer.id;
+      },
     });
     const size = (await Deno.stat(join(
       served.dataDir,
@@ -196,7 +118,7 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
     await using model = startMockOpenAIServer({
       replies: () => ({ text: words, eventDelayMs: 100 }),
     });
-    await using served = await startServe(model);
+    await using served = await startServe(model, { env: ENV });
     const started = await served.fetch("/v1/runs", {
       method: "POST",
       body: JSON.stringify({ message: "Take your time", stream: true }),
@@ -245,17 +167,20 @@ Deno.test({
       replies: () => ({ text: Array.from({ length: 150 }, () => part) }),
     });
     let id = "";
-    await using served = await startServe(model, async ({ dataDir, cwd }) => {
-      // 16 MB: a session far larger than the sockets hold, too.
-      const store = fileSessionStore({ dir: join(dataDir, "sessions") });
-      const writer = await store.create({ cwd, model: "openai/test" });
-      const filler = "x".repeat(100_000);
-      const at = "2026-01-01T00:00:00.000Z";
-      for (let i = 0; i < 160; i++) {
-        await writer.append({ type: "message", message: largeMessage(i, filler), at });
-      }
-      await writer.close();
-      id = writer.id;
+    await using served = await startServe(model, {
+      env: ENV,
+      prepare: async ({ dataDir, cwd }) => {
+        // 16 MB: a session far larger than the sockets hold, too.
+        const store = fileSessionStore({ dir: join(dataDir, "sessions") });
+        const writer = await store.create({ cwd, model: "openai/test" });
+        const filler = "x".repeat(100_000);
+        const at = "2026-01-01T00:00:00.000Z";
+        for (let i = 0; i < 160; i++) {
+          await writer.append({ type: "message", message: largeMessage(i, filler), at });
+        }
+        await writer.close();
+        id = writer.id;
+      },
     });
     const port = Number(new URL(served.url).port);
     /** A client that sends `head` (and the start of a body, maybe), then reads nothing. */
