@@ -9,136 +9,9 @@ import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { detectSandbox } from "../lib/sandbox/detect.ts";
 import { fileSessionStore } from "../lib/session/mod.ts";
-import { type MockReply, type MockServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
-import { denoDir, MOD } from "./terminal_support.ts";
-
-/** An `agent serve` process, listening. */
-interface Served extends AsyncDisposable {
-  /** Its root URL. */
-  url: string;
-  /** The process id of the service (the Deno process itself). */
-  pid: number;
-  /** Its working directory. */
-  cwd: string;
-  /** Its data directory. */
-  dataDir: string;
-  /** The file its start line names as holding the token it made (when it made one). */
-  tokenFile?: string;
-  /** The token clients send: the one it made, or AGENT_SERVE_TOKEN. */
-  token?: string;
-  /** Everything it wrote to stderr so far. */
-  stderr(): string;
-  /** `fetch` of a path of the service, with its token. */
-  fetch(path: string, init?: RequestInit): Promise<Response>;
-  /** Sends SIGINT and gives the exit code. */
-  interrupt(): Promise<number>;
-}
-
-/** Directories for a service: `root` (in `base`, default the temp directory) holds them all. */
-async function serviceDirs(base?: string) {
-  const root = await Deno.realPath(await Deno.makeTempDir({ dir: base, prefix: "agent_serve_" }));
-  const dirs = {
-    root,
-    home: join(root, "home"),
-    dataDir: join(root, "data"),
-    cwd: join(root, "work"),
-  };
-  for (const dir of [dirs.home, dirs.dataDir, dirs.cwd]) await Deno.mkdir(dir, { mode: 0o700 });
-  return dirs;
-}
-
-async function startServe(
-  model: MockServer,
-  args: string[] = [],
-  options: {
-    permissions?: string[];
-    env?: Record<string, string>;
-    dirs?: Awaited<ReturnType<typeof serviceDirs>>;
-    /** `--sandbox` (default off). */
-    sandbox?: string;
-  } = {},
-): Promise<Served> {
-  const dirs = options.dirs ?? await serviceDirs();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      ...(options.permissions ?? ["-A"]),
-      MOD,
-      "serve",
-      "--port",
-      "0",
-      "-m",
-      "openai/test",
-      "--sandbox",
-      options.sandbox ?? "off",
-      ...args,
-    ],
-    cwd: dirs.cwd,
-    clearEnv: true,
-    env: {
-      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-      HOME: dirs.home,
-      DENO_DIR: await denoDir(),
-      OPENAI_API_KEY: "sk-serve-test",
-      OPENAI_BASE_URL: model.url,
-      AGENT_DATA_DIR: dirs.dataDir,
-      AGENT_CONFIG_DIR: join(dirs.home, "config"),
-      NO_COLOR: "1",
-      ...options.env,
-    },
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  let stderr = "";
-  const listening = Promise.withResolvers<string>();
-  const reading = (async () => {
-    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
-      stderr += chunk;
-      const url = /serving \S+ on (http:\/\/\S+) .*\n/.exec(stderr)?.[1];
-      if (url) listening.resolve(url);
-    }
-    listening.reject(new Error(`agent serve did not listen:\n${stderr}`));
-  })();
-  const dispose = async () => {
-    try {
-      child.kill("SIGKILL");
-    } catch { /* it has ended */ }
-    await child.status;
-    await reading;
-    if (!options.dirs) await Deno.remove(dirs.root, { recursive: true });
-  };
-  let url: string;
-  try {
-    url = await listening.promise;
-  } catch (error) {
-    await dispose();
-    throw error;
-  }
-  const tokenFile = /bearer token in (\S+), readable by you alone/.exec(stderr)?.[1];
-  const token = tokenFile
-    ? (await Deno.readTextFile(tokenFile)).trim()
-    : options.env?.AGENT_SERVE_TOKEN;
-  return {
-    url,
-    pid: child.pid,
-    cwd: dirs.cwd,
-    dataDir: dirs.dataDir,
-    tokenFile,
-    token,
-    stderr: () => stderr,
-    fetch(path, init = {}) {
-      const headers = new Headers(init.headers);
-      if (token && !headers.has("authorization")) headers.set("authorization", `Bearer ${token}`);
-      return fetch(`${url}${path}`, { ...init, headers });
-    },
-    async interrupt() {
-      child.kill("SIGINT");
-      return (await child.status).code;
-    },
-    [Symbol.asyncDispose]: dispose,
-  };
-}
+import { type MockReply, startMockOpenAIServer } from "../lib/testing/mod.ts";
+import { type Served, serveDirs, serveEnv, startServe } from "./serve_support.ts";
+import { MOD } from "./terminal_support.ts";
 
 /** Writes all of `bytes` (a single `write` may take only part of them). */
 async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
@@ -254,7 +127,7 @@ Deno.test("agent serve: Ctrl+C cancels the runs going, and their sessions stay",
     { toolCalls: [{ name: "bash", arguments: { command: "sleep 30" } }] },
     { text: "never" },
   ]);
-  await using served = await startServe(model, ["--max-runs", "1"]);
+  await using served = await startServe(model, { args: ["--max-runs", "1"] });
   assert.match(served.stderr(), /at most 1 run at once;/);
   const started = await post(served, "/v1/runs", { message: "Wait a while", stream: true });
   const reader = started.body!.pipeThrough(new TextDecoderStream()).getReader();
@@ -282,7 +155,7 @@ Deno.test("agent serve: AGENT_SERVE_TOKEN is the token when given; other hosts n
   assert.equal(open.code, 2);
   assert.match(new TextDecoder().decode(open.stderr), /needs a token: set AGENT_SERVE_TOKEN/);
 
-  await using served = await startServe(model, [], {
+  await using served = await startServe(model, {
     env: { AGENT_SERVE_TOKEN: "t0ken-for-tests" },
   });
   assert.match(served.stderr(), /bearer token AGENT_SERVE_TOKEN;/);
@@ -369,9 +242,9 @@ Deno.test({
           },
     });
     // Outside /tmp, which is private inside the sandbox anyway: the data directory is hidden.
-    const dirs = await serviceDirs("/var/tmp");
+    const dirs = await serveDirs("/var/tmp");
     try {
-      await using served = await startServe(model, [], { dirs, sandbox: "required" });
+      await using served = await startServe(model, { dirs, sandbox: "required" });
       tokenFile = served.tokenFile!;
       const answer = await (await post(served, "/v1/runs", { message: "Read the token" })).json();
       assert.equal(answer.run.result.text, "done");
@@ -387,7 +260,7 @@ Deno.test({
 
 Deno.test("agent serve: a session of another project is not served; a prefix needs 8 characters", async () => {
   await using model = mock(() => ({ text: "noted" }));
-  const dirs = await serviceDirs();
+  const dirs = await serveDirs();
   try {
     // Another project on the machine, with a session of its own (run by the CLI).
     const other = join(dirs.root, "other");
@@ -396,16 +269,7 @@ Deno.test("agent serve: a session of another project is not served; a prefix nee
       args: ["run", "-A", MOD, "-p", "the other project's plans", "-m", "openai/test"],
       cwd: other,
       clearEnv: true,
-      env: {
-        PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-        HOME: dirs.home,
-        DENO_DIR: await denoDir(),
-        OPENAI_API_KEY: "sk-serve-test",
-        OPENAI_BASE_URL: model.url,
-        AGENT_DATA_DIR: dirs.dataDir,
-        AGENT_CONFIG_DIR: join(dirs.home, "config"),
-        NO_COLOR: "1",
-      },
+      env: await serveEnv(model, dirs),
       stdin: "null",
     }).output();
     assert.equal(headless.code, 0, new TextDecoder().decode(headless.stderr));
@@ -417,7 +281,7 @@ Deno.test("agent serve: a session of another project is not served; a prefix nee
       await (await store.create({ id, cwd: dirs.cwd, model: "openai/test" })).close();
     }
 
-    await using served = await startServe(model, [], { dirs });
+    await using served = await startServe(model, { dirs });
     const get = async (id: string) => {
       const response = await served.fetch(`/v1/sessions/${id}`);
       return { status: response.status, text: await response.text() };
@@ -522,7 +386,7 @@ Deno.test("agent serve: its tools are those its Deno permissions grant", async (
   ]);
   const readOnly = ["--allow-read", "--allow-env", "--allow-net=127.0.0.1"];
   // Allowed to write nowhere, it has nowhere to keep a token of its own: it says what to do.
-  const started = await startServe(model, [], { permissions: readOnly }).catch((error) => error);
+  const started = await startServe(model, { permissions: readOnly }).catch((error) => error);
   if (!(started instanceof Error)) {
     await started[Symbol.asyncDispose]();
     assert.fail("it served with no token to give its clients");
@@ -531,7 +395,7 @@ Deno.test("agent serve: its tools are those its Deno permissions grant", async (
     started.message,
     /agent serve needs a token and has nowhere to keep one for you alone: set AGENT_SERVE_TOKEN/,
   );
-  await using served = await startServe(model, [], {
+  await using served = await startServe(model, {
     permissions: readOnly,
     env: { AGENT_SERVE_TOKEN: "t0ken-for-tests" },
   });
