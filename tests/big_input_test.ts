@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { SUMMARY_SYSTEM_PROMPT } from "../lib/compaction/summary.ts";
 import { type MockReply, type MockServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
+import { startServe } from "./serve_support.ts";
 import { denoDir, MOD, tempDir, Terminal } from "./terminal_support.ts";
 
 /** `length` lowercase letters without a space, the same ones on every run. */
@@ -297,54 +298,6 @@ Deno.test("big input: the terminal draws a 400 KB answer of brackets and takes t
   await terminal.waitFor(/Next\./, 30_000);
 });
 
-/** An `agent serve` process with a token of its own, and its URL once it listens. */
-async function startServe(server: MockServer, dirs: { home: string; data: string; work: string }) {
-  const token = crypto.randomUUID();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MOD, "serve", "--port", "0", "-m", "openai/test", "--sandbox", "off"],
-    env: { ...await processEnv(dirs, server), AGENT_SERVE_TOKEN: token },
-    clearEnv: true,
-    cwd: dirs.work,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  let stderr = "";
-  const listening = Promise.withResolvers<string>();
-  const reading = (async () => {
-    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
-      stderr += chunk;
-      const url = /serving \S+ on (http:\/\/\S+) .*\n/.exec(stderr)?.[1];
-      if (url) listening.resolve(url);
-    }
-    listening.reject(new Error(`agent serve did not listen:\n${stderr}`));
-  })();
-  const dispose = async () => {
-    try {
-      child.kill("SIGKILL");
-    } catch { /* it has ended */ }
-    await child.status;
-    await reading.catch(() => {});
-  };
-  let url: string;
-  try {
-    url = await listening.promise;
-  } catch (error) {
-    await dispose();
-    throw error;
-  }
-  return {
-    stderr: () => stderr,
-    /** `fetch` of a path with the token; given up after `ms`. */
-    fetch(path: string, ms: number, init: RequestInit = {}): Promise<Response> {
-      const headers = new Headers(init.headers);
-      headers.set("authorization", `Bearer ${token}`);
-      return fetch(`${url}${path}`, { ...init, headers, signal: AbortSignal.timeout(ms) });
-    },
-    [Symbol.asyncDispose]: dispose,
-  };
-}
-
 /** Whether `reader` gives `text` within `ms`. */
 async function readsWithin(
   reader: ReadableStreamDefaultReader<string>,
@@ -385,20 +338,26 @@ Deno.test("big input: agent serve answers others while one run's huge message is
       ? { text: "small answer" }
       : { text: "late", delayMs: 120_000 };
   });
-  await using served = await startServe(server, dirs);
+  await using served = await startServe(server, {
+    dirs: { root: dirs.root, home: dirs.home, dataDir: dirs.data, cwd: dirs.work },
+    env: { OPENAI_API_KEY: "sk-big-input-test", AGENT_SERVE_TOKEN: crypto.randomUUID() },
+  });
+  /** `fetch` of a path with the token; given up after `ms`. */
+  const within = (ms: number, path: string, init: RequestInit = {}) =>
+    served.fetch(path, { ...init, signal: AbortSignal.timeout(ms) });
 
-  const huge = await served.fetch("/v1/runs", 600_000, runRequest(letters(1_000_000), true));
+  const huge = await within(600_000, "/v1/runs", runRequest(letters(1_000_000), true));
   assert.equal(huge.status, 200);
   // Its first turn has started: the huge message is being counted and sent.
   const reader = huge.body!.pipeThrough(new TextDecoderStream()).getReader();
   const started = await readsWithin(reader, '"type":"turn_start"', 60_000);
   assert.ok(started, `the huge run's events stopped coming for 60 s:\n${served.stderr()}`);
 
-  const health = await served.fetch("/v1/health", 30_000).catch((error) => error);
+  const health = await within(30_000, "/v1/health").catch((error) => error);
   assert.ok(health instanceof Response, `no answer to /v1/health in 30 s: ${health}`);
   assert.equal(health.status, 200);
   await health.body?.cancel();
-  const small = await served.fetch("/v1/runs", 30_000, runRequest("small", false))
+  const small = await within(30_000, "/v1/runs", runRequest("small", false))
     .catch((error) => error);
   assert.ok(small instanceof Response, `no answer to a small run in 30 s: ${small}`);
   const answer = await small.json();
