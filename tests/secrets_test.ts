@@ -13,7 +13,8 @@ import { DatabaseSync } from "node:sqlite";
 import { memoryPath } from "../lib/cli/memory.ts";
 import { openMemory } from "../lib/memory/mod.ts";
 import { type MockServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
-import { childEnv, MOD, runCli, tempDir } from "./terminal_support.ts";
+import { serveDirs, startServe } from "./serve_support.ts";
+import { runCli, tempDir } from "./terminal_support.ts";
 
 /** The secrets of the runs below, by the env var that holds them. */
 const KEYS = {
@@ -146,36 +147,15 @@ Deno.test("secrets: agent serve answers no key, streamed or not, and keeps none 
           : { text: ["Your key: sk-proj-Qw7E", "r9Ty2Ui4Op6As8Df0Gh and ", KEYS.SECRET_KEY_BASE] };
     })(),
   });
-  const dataDir = await tempDir("agent_data_");
-  const cwd = await tempDir();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MOD, "serve", "--port", "0", "-m", "corp/test-model", "--sandbox", "off"],
-    env: await childEnv({
-      ...KEYS,
-      AGENT_DATA_DIR: dataDir,
-      AGENT_CONFIG_DIR: await userSettings(server),
-    }),
-    clearEnv: true,
-    cwd,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  let stderr = "";
-  const listening = Promise.withResolvers<string>();
-  const reading = (async () => {
-    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
-      stderr += chunk;
-      const url = /serving \S+ on (http:\/\/\S+) /.exec(stderr)?.[1];
-      if (url) listening.resolve(url);
-    }
-    listening.reject(new Error(`agent serve did not listen:\n${stderr}`));
-  })();
+  const dirs = await serveDirs();
+  const served = await startServe(server, {
+    dirs,
+    model: "corp/test-model",
+    env: { ...KEYS, AGENT_CONFIG_DIR: await userSettings(server) },
+  });
   try {
-    const url = await listening.promise;
-    // The token agent serve made, from the file its start line names.
-    const tokenFile = /bearer token in (\S+), readable by you alone/.exec(stderr)![1];
-    const authorization = `Bearer ${(await Deno.readTextFile(tokenFile)).trim()}`;
+    const { url } = served;
+    const authorization = `Bearer ${served.token}`;
     const answers: string[] = [];
     const get = async (path: string) => {
       const response = await fetch(`${url}${path}`, { headers: { authorization } });
@@ -220,11 +200,13 @@ Deno.test("secrets: agent serve answers no key, streamed or not, and keeps none 
       .filter((event) => event.type === "text_delta").map((event) => event.text).join("");
     assert.deepEqual(leaks(new TextEncoder().encode(text)), [], text);
   } finally {
-    child.kill("SIGINT");
-    await child.status;
-    await reading;
+    await served.interrupt();
+    await served[Symbol.asyncDispose]();
   }
-  await assertDataDirClean(dataDir, [/\/sessions\/[^/]+\/[^/]+\.jsonl$/, /\/memory\/[^/]+\.db$/]);
+  await assertDataDirClean(dirs.dataDir, [
+    /\/sessions\/[^/]+\/[^/]+\.jsonl$/,
+    /\/memory\/[^/]+\.db$/,
+  ]);
 });
 
 Deno.test("secrets: a memory written before keys were redacted is scrubbed when opened", async () => {
