@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type MockServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
+import { startServe } from "./serve_support.ts";
 
 const MOD = fileURLToPath(new URL("../mod.ts", import.meta.url));
 const KEY = "sk-test-secret-4f9a2c7e1b";
@@ -388,46 +389,20 @@ Deno.test("cli sessions: a line of the wrong shape is reported and skipped; the 
 });
 
 Deno.test("cli sessions: a run loop agent serve is writing is not appended to by the CLI: -r goes on in a copy", async () => {
-  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "agent_serve_session_" }));
-  const where = { cwd: join(root, "work"), data: join(root, "data") };
-  await Deno.mkdir(where.cwd);
-  await Deno.mkdir(where.data, { mode: 0o700 });
   await using server = startMockOpenAIServer({
     replies: (body) => ({ text: `${lastUserText(body)} answered` }),
   });
-  const token = "serve-session-test-token";
-  const service = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MOD, "serve", "--port", "0", "-m", "openai/test", "--no-memory"],
-    cwd: where.cwd,
-    clearEnv: true,
-    env: {
-      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-      HOME: Deno.env.get("HOME")!,
-      DENO_DIR: Deno.env.get("DENO_DIR")!,
-      OPENAI_API_KEY: KEY,
-      OPENAI_BASE_URL: server.url,
-      AGENT_DATA_DIR: where.data,
-      AGENT_SERVE_TOKEN: token,
-      NO_COLOR: "1",
-    },
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const stderr = service.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  await using service = await startServe(server, {
+    args: ["--no-memory"],
+    sandbox: null,
+    env: { OPENAI_API_KEY: KEY, AGENT_SERVE_TOKEN: "serve-session-test-token" },
+  });
+  const where = { cwd: service.cwd, data: service.dataDir };
   try {
-    let said = "";
-    let url: string | undefined;
-    while (!url) {
-      const { value, done } = await stderr.read();
-      assert.ok(!done, `agent serve did not listen:\n${said}`);
-      said += value;
-      url = /serving \S+ on (http:\/\/\S+)/.exec(said)?.[1];
-    }
     const post = async (path: string, body: unknown) => {
-      const response = await fetch(`${url}${path}`, {
+      const response = await service.fetch(path, {
         method: "POST",
-        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        headers: { "content-type": "application/json" },
         body: JSON.stringify(body),
       });
       assert.equal(response.status, 200, await response.clone().text());
@@ -464,9 +439,6 @@ Deno.test("cli sessions: a run loop agent serve is writing is not appended to by
       "assistant:from the CLI answered",
     ]);
   } finally {
-    service.kill("SIGINT");
-    await service.status;
-    await stderr.cancel();
-    await Deno.remove(root, { recursive: true });
+    await service.interrupt();
   }
 });
