@@ -12,6 +12,7 @@ import {
   SessionError,
   type SessionInfo,
   type SessionStore,
+  type SessionWriter,
 } from "../lib/session/mod.ts";
 import { encodeEntry, encodeHeader } from "../lib/session/jsonl.ts";
 import { SESSION_INDEX_FILE, systemBoot } from "../lib/session/index_db.ts";
@@ -148,6 +149,68 @@ Deno.test("fileSessionStore: finding a session lists no project's folder when no
     assert.deepEqual(listed.filter((path) => path !== dir), []);
   } finally {
     Object.assign(Deno, { readDir });
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("fileSessionStore: a store that only makes sessions records them when they close, and they are listed without listing their folder", async () => {
+  const dir = await tempDir();
+  const listed: string[] = [];
+  const readDir = Deno.readDir;
+  let lost: SessionWriter | undefined;
+  const rows = () => {
+    const db = new DatabaseSync(join(dir, SESSION_INDEX_FILE), { readOnly: true });
+    try {
+      return db.prepare("SELECT file, messages FROM sessions ORDER BY file").all()
+        .map((row) => `${row.file}:${row.messages}`);
+    } finally {
+      db.close();
+    }
+  };
+  try {
+    const first = fileSessionStore({ dir });
+    const old = await record(first, { id: "a-old", cwd: "/p/a" }, 1, 0);
+    await first.list("/p/a");
+    await first.close?.();
+    // A run as the CLI makes one: a store of its own, one session, nothing looked up.
+    const run = fileSessionStore({ dir });
+    const writer = await run.create({ id: "b-new", cwd: "/p/a", model: "a/b" });
+    await writer.append({ type: "message", message: user("go"), at: at(5) });
+    assert.deepEqual(rows(), [`${old}:1`], "not recorded while the run goes on");
+    await writer.close();
+    assert.deepEqual(rows(), [`${old}:1`, "b-new:1"], "recorded as it closes, as it stands");
+    await run.close?.();
+    // A run that stops before its session closes leaves it to be found from the files.
+    const crashed = fileSessionStore({ dir });
+    lost = await crashed.create({ id: "c-lost", cwd: "/p/a", model: "a/b" });
+    // Past the tick of the file system's clock it was made in, its folder's time is trusted.
+    await new Promise((done) => setTimeout(done, 30));
+    Object.assign(Deno, {
+      readDir: (path: string | URL) => {
+        listed.push(String(path));
+        return readDir(path);
+      },
+    });
+    const later = fileSessionStore({ dir });
+    assert.deepEqual(ids(await later.list("/p/a")).sort(), ["a-old", "b-new", "c-lost"]);
+    // (The sessions directory itself is listed for a chosen id, taken in no other folder.)
+    const folders = () => listed.filter((path) => path !== dir);
+    assert.deepEqual(folders(), [projectSessionsDir(dir, "/p/a")], "the lost one's folder");
+    listed.length = 0;
+    await later.close?.();
+    const again = fileSessionStore({ dir });
+    await again.create({ id: "d-next", cwd: "/p/a", model: "a/b" }).then((w) => w.close());
+    await again.close?.();
+    assert.deepEqual(ids(await fileSessionStore({ dir }).list("/p/a")).sort(), [
+      "a-old",
+      "b-new",
+      "c-lost",
+      "d-next",
+    ]);
+    assert.deepEqual(folders(), [], "its own sessions never call for listing the folder");
+  } finally {
+    Object.assign(Deno, { readDir });
+    await lost?.close();
     await Deno.remove(dir, { recursive: true });
   }
 });

@@ -7,10 +7,13 @@
  * - A folder's files are compared with its rows only when the folder's modification time is
  *   not the one recorded (a file was added, removed or renamed). A session this library creates
  *   records its row, and the folder's new time when nothing else changed the folder meanwhile,
- *   so its own work never calls for a comparison. (What this cannot see: a file another
- *   program adds in the same tick of the file system's clock, a few ms, as this library adds
- *   one. Such a file is found by its whole id at once, and listed once its folder is compared
- *   again.)
+ *   so its own work never calls for a comparison. A process that has not opened the index yet
+ *   records it when its writer first says what it wrote (at the latest when it closes, after
+ *   the run's answer), so that a run that looks nothing up opens the index once; one that stops
+ *   before leaves the session to be found as another program's file is. (What this cannot see:
+ *   a file another program adds in the same tick of the file system's clock, a few ms, as this
+ *   library adds one. Such a file is found by its whole id at once, and listed once its folder
+ *   is compared again.)
  * - A row is shown only once its file's size and modification time are those recorded; a file
  *   changed behind the index's back (appended by another program, cut off by a crash) is read
  *   again first. A row whose file is gone sends the lookup to compare the folders.
@@ -114,8 +117,25 @@ const _queues = new Map<string, Promise<unknown>>();
  */
 export function sessionFileIndex(dir: string): SessionFileIndex {
   let opened: SessionIndexDb | undefined;
+  /**
+   * Sessions made while the index was not open, by file: recorded when it opens, or when their
+   * writer says what it wrote (at the latest when it closes, after the run's answer), so that a
+   * process that never looks a session up opens the index once. Should the process stop first,
+   * the index finds them as it finds a file another program made.
+   */
+  const made = new Map<string, _Made>();
   const db = (): SessionIndexDb => {
     if (opened) return opened;
+    const index = openIndex();
+    for (const [path, session] of made) {
+      made.delete(path);
+      try {
+        _record(index, session);
+      } catch { /* the index finds it from the files */ }
+    }
+    return index;
+  };
+  const openIndex = (): SessionIndexDb => {
     // No directory yet, no sessions: nothing is kept until there is somewhere to keep it.
     if (_mtimeSync(dir) === undefined) return openSessionIndexDb(":memory:");
     const path = join(dir, SESSION_INDEX_FILE);
@@ -322,19 +342,17 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
         const root = before === undefined ? _mtimeSync(dir) : undefined;
         const { result, path, header } = await create();
         try {
-          const index = db();
           const row = header ? _newRow(folder, path, header) : await _read(path);
-          const now = _mtimeSync(join(dir, folder));
-          const dirs: Array<{ name: string; mtime: number }> = [];
-          // The folders' new times are recorded when nothing but this changed them.
-          const rootNow = before === undefined ? _mtimeSync(dir) : undefined;
-          if (rootNow !== undefined && index.dirMtime("") === root) {
-            dirs.push({ name: "", mtime: rootNow });
-          }
-          if (now !== undefined && (before === undefined || index.dirMtime(folder) === before)) {
-            dirs.push({ name: folder, mtime: now });
-          }
-          index.apply({ upsert: row ? [row] : [], addFolders: [folder], dirs });
+          const session: _Made = {
+            folder,
+            row,
+            before,
+            now: _mtimeSync(join(dir, folder)),
+            root,
+            rootNow: before === undefined ? _mtimeSync(dir) : undefined,
+          };
+          if (opened || !row) _record(db(), session);
+          else made.set(path, session);
         } catch (error) {
           if (!isIndexError(error)) throw error;
           // The session is made; the index catches up from the files when next asked.
@@ -343,6 +361,12 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
       }),
     written(path, state) {
       try {
+        const session = made.get(path);
+        if (session?.row) {
+          made.delete(path);
+          _record(db(), { ...session, row: { ...session.row, ...state } });
+          return;
+        }
         const index = db();
         const folder = basename(dirname(path));
         const file = basename(path, ".jsonl");
@@ -379,6 +403,32 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
         return db().page(undefined, undefined, { limit: -1, offset: 0 }, false).rows;
       }),
   };
+}
+
+/** A session this process made: its row, and the times of its folders around its making. */
+interface _Made {
+  folder: string;
+  row: IndexedSession | undefined;
+  /** The folder's time before (undefined: it was made for the session), and after. */
+  before: number | undefined;
+  now: number | undefined;
+  /** The sessions directory's, when the folder was made. */
+  root: number | undefined;
+  rootNow: number | undefined;
+}
+
+/**
+ * Records a session this process made: its row, and the folders' new times when nothing but
+ * its making changed them since the index last recorded them.
+ */
+function _record(index: SessionIndexDb, session: _Made): void {
+  const { folder, row, before, now, root, rootNow } = session;
+  const dirs: Array<{ name: string; mtime: number }> = [];
+  if (rootNow !== undefined && index.dirMtime("") === root) dirs.push({ name: "", mtime: rootNow });
+  if (now !== undefined && (before === undefined || index.dirMtime(folder) === before)) {
+    dirs.push({ name: folder, mtime: now });
+  }
+  index.apply({ upsert: row ? [row] : [], addFolders: [folder], dirs });
 }
 
 function _pathOf(dir: string, row: IndexedSession): string {
