@@ -7,10 +7,10 @@
  * - A folder's files are compared with its rows only when the folder's modification time is
  *   not the one recorded (a file was added, removed or renamed). A session this library creates
  *   records its row, and the folder's new time when nothing else changed the folder meanwhile,
- *   so its own work never calls for a comparison. A process that has not opened the index yet
- *   records it when its writer first says what it wrote (at the latest when it closes, after
- *   the run's answer), so that a run that looks nothing up opens the index once; one that stops
- *   before leaves the session to be found as another program's file is. (What this cannot see:
+ *   so its own work never calls for a comparison. It is recorded when the index is next asked
+ *   anything, or when its writer first says what it wrote (at the latest when it closes, after
+ *   the run's answer), so that a run that looks nothing up opens the index once; a process that
+ *   stops before leaves the session to be found as another program's file is. (What this cannot see:
  *   a file another program adds in the same tick of the file system's clock, a few ms, as this
  *   library adds one. Such a file is found by its whole id at once, and listed once its folder
  *   is compared again.)
@@ -118,15 +118,15 @@ const _queues = new Map<string, Promise<unknown>>();
 export function sessionFileIndex(dir: string): SessionFileIndex {
   let opened: SessionIndexDb | undefined;
   /**
-   * Sessions made while the index was not open, by file: recorded when it opens, or when their
-   * writer says what it wrote (at the latest when it closes, after the run's answer), so that a
-   * process that never looks a session up opens the index once. Should the process stop first,
-   * the index finds them as it finds a file another program made.
+   * Sessions made by this process and not recorded yet, by file: recorded when the index is
+   * next asked anything, or when their writer says what it wrote (at the latest when it closes,
+   * after the run's answer), with what it wrote: one transaction for a run's session, and a run
+   * that looks nothing up opens the index once. Should the process stop first, the index finds
+   * them as it finds a file another program made.
    */
   const made = new Map<string, _Made>();
   const db = (): SessionIndexDb => {
-    if (opened) return opened;
-    const index = openIndex();
+    const index = opened ?? openIndex();
     for (const [path, session] of made) {
       made.delete(path);
       try {
@@ -351,8 +351,8 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
             root,
             rootNow: before === undefined ? _mtimeSync(dir) : undefined,
           };
-          if (opened || !row) _record(db(), session);
-          else made.set(path, session);
+          if (row) made.set(path, session);
+          else _record(db(), session);
         } catch (error) {
           if (!isIndexError(error)) throw error;
           // The session is made; the index catches up from the files when next asked.
@@ -363,8 +363,9 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
       try {
         const session = made.get(path);
         if (session?.row) {
-          made.delete(path);
-          _record(db(), { ...session, row: { ...session.row, ...state } });
+          // Recorded with those made before it, in the order they were made.
+          session.row = { ...session.row, ...state };
+          db();
           return;
         }
         const index = db();
