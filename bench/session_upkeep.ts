@@ -10,10 +10,11 @@
  * (b) A session of about `--mb` MB (50 by default; tool outputs of a few KB, as a long session
  * holds): `load()`, `read()` entry by entry, and `resumeSession()`.
  *
- * With `--base <checkout>` (another checkout of the repository, e.g. a `git worktree`), it runs
- * the figures `--rounds` times in child processes, alternating that checkout and this one, and
- * prints the range of each figure's medians for both: paired runs, so that the machine's load
- * weighs on both alike.
+ * With `--base <checkout>` (another checkout of the repository, e.g. a `git worktree`), it
+ * measures both, paired so that the machine's load weighs on both alike, and prints the range of
+ * each figure's medians over `--rounds` for both: (a) with both libraries in this process, their
+ * runs in turns; (b) in child processes, alternating that checkout and this one, on one session
+ * file written once.
  */
 
 import { dirname, join, resolve } from "node:path";
@@ -56,7 +57,7 @@ async function _measure(root: string): Promise<Figures> {
   const lib = await _library(root);
   const figures: Figures = {};
   const only = flags.values.only;
-  if (only !== "large") Object.assign(figures, await _upkeep(lib));
+  if (only !== "large") Object.assign(figures, (await _upkeep([lib]))[0][0]);
   if (only !== "upkeep") Object.assign(figures, await _large(lib));
   return figures;
 }
@@ -120,51 +121,68 @@ async function _run(lib: _Library, store: SessionStore, tool: unknown): Promise<
   return performance.now() - start;
 }
 
-async function _upkeep(lib: _Library): Promise<Figures> {
-  const tool = lib.defineTool({
-    name: "look",
-    description: "Shows a file",
-    parameters: z.object({ path: z.string() }),
-    execute: () => toolOutput(),
-  });
+/**
+ * The upkeep figures of each library in `libs`, measured in turns run by run (so that the
+ * machine's load weighs on each alike), in `rounds` blocks of `RUNS` runs: each figure's median
+ * per block, for each library.
+ */
+async function _upkeep(libs: _Library[], rounds = 1): Promise<Figures[][]> {
   const dir = await Deno.makeTempDir({ prefix: "session_upkeep_" });
   try {
-    const fresh = join(dir, "fresh");
-    const kept = join(dir, "kept");
-    // Warm-up: the modules' first use is no part of a session's cost.
-    const warm = lib.fileSessionStore({ dir: join(dir, "warm") });
-    for (let i = 0; i < 3; i++) await _run(lib, warm, tool);
-    await warm.close?.();
-    const onNew: number[] = [];
-    const onKept: number[] = [];
-    const opening: number[] = [];
-    const firstCreate: number[] = [];
-    const keptStore = lib.fileSessionStore({ dir: kept });
-    for (let i = 0; i < RUNS; i++) {
-      // A CLI process: a store of its own, closed when the run is over.
-      let start = performance.now();
-      const store = lib.fileSessionStore({ dir: fresh });
-      await _run(lib, store, tool);
-      await store.close?.();
-      onNew.push(performance.now() - start);
-      onKept.push(await _run(lib, keptStore, tool));
-      // Making a store, and its first session, apart.
-      start = performance.now();
-      const again = lib.fileSessionStore({ dir: fresh });
-      opening.push(performance.now() - start);
-      start = performance.now();
-      const writer = await again.create({ cwd: "/bench/other", model: "openai/gpt-4.1-mini" });
-      firstCreate.push(performance.now() - start);
-      await writer.close();
-      await again.close?.();
+    const setups = [];
+    for (const [k, lib] of libs.entries()) {
+      const tool = lib.defineTool({
+        name: "look",
+        description: "Shows a file",
+        parameters: z.object({ path: z.string() }),
+        execute: () => toolOutput(),
+      });
+      const fresh = join(dir, `fresh${k}`);
+      // Warm-up: the modules' first use is no part of a session's cost.
+      const warm = lib.fileSessionStore({ dir: join(dir, `warm${k}`) });
+      for (let i = 0; i < 3; i++) await _run(lib, warm, tool);
+      await warm.close?.();
+      setups.push({ lib, tool, fresh, kept: lib.fileSessionStore({ dir: join(dir, `kept${k}`) }) });
     }
-    await keptStore.close?.();
-    return {
-      "run, memory off, a new store each (as the CLI)": median(onNew),
-      "run, memory off, one store kept (as the service)": median(onKept),
-      "making a store": median(opening),
-      "its first create()": median(firstCreate),
-    };
+    const results: Figures[][] = libs.map(() => []);
+    for (let round = 0; round < rounds; round++) {
+      const samples = libs.map(() => ({ onNew: [0], onKept: [0], opening: [0], first: [0] }));
+      for (const s of samples) for (const list of Object.values(s)) list.length = 0;
+      for (let i = 0; i < RUNS; i++) {
+        const order = setups.map((_, k) => k);
+        if (i % 2) order.reverse();
+        for (const k of order) {
+          const { lib, tool, fresh, kept } = setups[k];
+          const s = samples[k];
+          // A CLI process: a store of its own, closed when the run is over.
+          let start = performance.now();
+          const store = lib.fileSessionStore({ dir: fresh });
+          await _run(lib, store, tool);
+          await store.close?.();
+          s.onNew.push(performance.now() - start);
+          s.onKept.push(await _run(lib, kept, tool));
+          // Making a store, and its first session, apart.
+          start = performance.now();
+          const again = lib.fileSessionStore({ dir: fresh });
+          s.opening.push(performance.now() - start);
+          start = performance.now();
+          const writer = await again.create({ cwd: "/bench/other", model: "openai/gpt-4.1-mini" });
+          s.first.push(performance.now() - start);
+          await writer.close();
+          await again.close?.();
+        }
+      }
+      for (const [k, s] of samples.entries()) {
+        results[k].push({
+          "run, memory off, a new store each (as the CLI)": median(s.onNew),
+          "run, memory off, one store kept (as the service)": median(s.onKept),
+          "making a store": median(s.opening),
+          "its first create()": median(s.first),
+        });
+      }
+    }
+    for (const { kept } of setups) await kept.close?.();
+    return results;
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -265,7 +283,13 @@ async function _find(dir: string, id: string): Promise<string[]> {
 /** Rounds of child processes alternating the base checkout and this one; ranges printed. */
 async function _paired(base: string, rounds: number): Promise<void> {
   const lib = await _library(here);
-  const session = flags.values.only === "upkeep" ? undefined : await _largeSession(lib, MB);
+  if (flags.values.only !== "large") {
+    // Both libraries in this process, their runs in turns.
+    const [ofBase, ofThis] = await _upkeep([await _library(base), lib], rounds);
+    _print(base, rounds, { base: ofBase, this: ofThis });
+    if (flags.values.only === "upkeep") return;
+  }
+  const session = await _largeSession(lib, MB);
   const results: Record<"base" | "this", Figures[]> = { base: [], this: [] };
   try {
     for (let round = 0; round < rounds; round++) {
@@ -279,7 +303,8 @@ async function _paired(base: string, rounds: number): Promise<void> {
           root,
           "--runs",
           String(RUNS),
-          ...(flags.values.only ? ["--only", flags.values.only] : []),
+          "--only",
+          "large",
           ...(session ? ["--session", `${session.dir}:${session.id}`] : []),
         ];
         const out = await new Deno.Command(Deno.execPath(), { args, stderr: "inherit" }).output();
@@ -292,9 +317,11 @@ async function _paired(base: string, rounds: number): Promise<void> {
   } finally {
     if (session) await Deno.remove(session.dir, { recursive: true });
   }
-  console.log(
-    `paired runs, ${rounds} rounds: base ${base} | this checkout (ms, min–max of medians)`,
-  );
+  _print(base, rounds, results);
+}
+
+function _print(base: string, rounds: number, results: Record<"base" | "this", Figures[]>): void {
+  console.log(`paired, ${rounds} rounds: base ${base} | this checkout (ms, min–max of medians)`);
   for (const name of Object.keys(results.this[0])) {
     const range = (all: Figures[]) => all.map((figures) => figures[name]).filter((n) => n >= 0);
     console.log(`${_line(name, range(results.base))} | ${_range(range(results.this))}`);
