@@ -1,5 +1,7 @@
 /**
- * `agent serve` as users start it, for the tests: a real child process on a free loopback port,
+ * The service for the tests, in two ways. `serveHandler`: the handler of `lib/service/` in a
+ * `Deno.serve` of this process on a free loopback port. `startServe`: `agent serve` as users
+ * start it, a real child process on a free loopback port,
  * in directories of its own (HOME, data, settings, working directory), against the loopback mock
  * model. It is listening once its start line is written; its token is the one it made (read
  * from the file that line names) or `AGENT_SERVE_TOKEN`. Disposing of it kills it and removes
@@ -9,6 +11,11 @@
  */
 
 import { join } from "node:path";
+import {
+  type AgentHandler,
+  type AgentHandlerOptions,
+  createAgentHandler,
+} from "../lib/service/mod.ts";
 import { denoDir, MOD } from "./terminal_support.ts";
 
 /** The directories of a service, all in `root`. */
@@ -181,5 +188,33 @@ export async function startServe(
       return await exited;
     },
     [Symbol.asyncDispose]: dispose,
+  };
+}
+
+/** A handler served on a free loopback port of this process. */
+export interface ServedHandler extends AsyncDisposable {
+  /** The handler. */
+  handler: AgentHandler;
+  /** Its root URL. */
+  url: string;
+}
+
+/**
+ * Serves a handler made with `options` on a free loopback port of this process. Without a token
+ * of the test's own it authenticates nothing (`token: false`), as in a server that does so
+ * itself. Disposing of it closes the handler, then the server.
+ */
+export function serveHandler(
+  options: Omit<AgentHandlerOptions, "token"> & { token?: string | false },
+): ServedHandler {
+  const handler = createAgentHandler({ token: false, ...options });
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, handler);
+  return {
+    handler,
+    url: `http://127.0.0.1:${server.addr.port}`,
+    async [Symbol.asyncDispose]() {
+      await handler.close();
+      await server.shutdown();
+    },
   };
 }

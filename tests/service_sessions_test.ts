@@ -6,13 +6,13 @@
 
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
-import { createAgentHandler } from "../lib/service/mod.ts";
 import type { AgentHandlerOptions } from "../lib/service/handler.ts";
 import { fileSessionStore, type SessionStore } from "../lib/session/mod.ts";
 import { secretRedactor } from "../lib/secrets/redact.ts";
 import { resolveModel } from "../lib/providers/mod.ts";
 import { startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { scriptedModel } from "../lib/testing/scripted_model.ts";
+import { serveHandler } from "./serve_support.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = Record<string, any>;
@@ -32,23 +32,13 @@ async function tempStore(): Promise<{ store: SessionStore; dir: string } & Async
 
 /** A service on a free loopback port over `store`; `url` is its root. */
 function serve(store: SessionStore, options: Partial<AgentHandlerOptions> = {}) {
-  const handler = createAgentHandler({
+  return serveHandler({
     model: scriptedModel([]),
-    token: false,
     cwd: CWD,
     sessions: store,
     redact: secretRedactor([SECRET]),
     ...options,
   });
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, handler);
-  return {
-    handler,
-    url: `http://127.0.0.1:${server.addr.port}`,
-    async [Symbol.asyncDispose]() {
-      await handler.close();
-      await server.shutdown();
-    },
-  };
 }
 
 /** Writes `count` sessions of `cwd`, one second apart; gives their ids, oldest first. */

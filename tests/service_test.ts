@@ -13,6 +13,7 @@ import { resolveModel } from "../lib/providers/mod.ts";
 import { type MockReply, type MockServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { openMemory } from "../lib/memory/sqlite.ts";
 import type { AgentHandlerOptions } from "../lib/service/handler.ts";
+import { serveHandler } from "./serve_support.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = Record<string, any>;
@@ -22,25 +23,6 @@ function openaiModel(server: MockServer): Model {
     baseURL: server.url,
     env: (name) => name === "OPENAI_API_KEY" ? "sk-test" : undefined,
   });
-}
-
-/**
- * A service on a free loopback port; `url` is its root. Without a token of the test's own it
- * authenticates nothing (`token: false`), as in a server that does so itself: the tests of
- * authentication give one.
- */
-function serve(options: Omit<AgentHandlerOptions, "token"> & { token?: string | false }) {
-  const handler = createAgentHandler({ token: false, ...options });
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, handler);
-  const url = `http://127.0.0.1:${server.addr.port}`;
-  return {
-    handler,
-    url,
-    async [Symbol.asyncDispose]() {
-      await handler.close();
-      await server.shutdown();
-    },
-  };
 }
 
 /** Writes all of `bytes` (a single `write` may take only part of them). */
@@ -127,7 +109,7 @@ function waitThenEcho(): MockServer {
 
 Deno.test("service: a run streams its events as SSE, or answers its result as JSON", async () => {
   await using model = startMockOpenAIServer({ replies: () => ({ text: "Hello there." }) });
-  await using service = serve({ model: openaiModel(model) });
+  await using service = serveHandler({ model: openaiModel(model) });
 
   const streamed = await post(`${service.url}/v1/runs`, { message: "Hi", stream: true });
   assert.equal(streamed.status, 200);
@@ -162,7 +144,7 @@ Deno.test("service: a run streams its events as SSE, or answers its result as JS
 Deno.test("service: a message sent to a busy run loop joins the run at its next turn boundary", async () => {
   await using model = waitThenEcho();
   const gate = gateTool();
-  await using service = serve({ model: openaiModel(model), tools: [gate.tool] });
+  await using service = serveHandler({ model: openaiModel(model), tools: [gate.tool] });
 
   const started = await post(`${service.url}/v1/runs`, { message: "Start", stream: true });
   const loopId = started.headers.get("x-run-loop-id")!;
@@ -205,7 +187,7 @@ Deno.test("service: a message after the last turn boundary runs next, in the sam
     await release.promise;
     return await archive(loop);
   };
-  await using service = serve({ model: openaiModel(model), memory });
+  await using service = serveHandler({ model: openaiModel(model), memory });
   const started = await post(`${service.url}/v1/runs`, {
     message: "Write the notes",
     complete: true,
@@ -228,7 +210,7 @@ Deno.test("service: a message after the last turn boundary runs next, in the sam
 Deno.test("service: cancel ends a run as aborted, and its tool call is stopped", async () => {
   await using model = waitThenEcho();
   const gate = gateTool();
-  await using service = serve({ model: openaiModel(model), tools: [gate.tool] });
+  await using service = serveHandler({ model: openaiModel(model), tools: [gate.tool] });
   const started = await post(`${service.url}/v1/runs`, { message: "Go", background: true });
   assert.equal(started.status, 202);
   const { run } = await started.json();
@@ -249,7 +231,7 @@ Deno.test("service: a client that comes back after the kept events hears how man
   await using model = startMockOpenAIServer({
     replies: () => ({ text: ["One", " two", " three"] }),
   });
-  await using service = serve({ model: openaiModel(model), maxEventsPerRun: 3 });
+  await using service = serveHandler({ model: openaiModel(model), maxEventsPerRun: 3 });
   const { run } = await (await post(`${service.url}/v1/runs`, { message: "Count" })).json();
   const first = run.events - 2;
   const follow = async (lastEventId?: number) => {
@@ -275,7 +257,7 @@ Deno.test("service: a client that comes back after the kept events hears how man
 Deno.test("service: a client that disconnects does not stop its run, unless it asked to", async () => {
   await using model = waitThenEcho();
   const gate = gateTool();
-  await using service = serve({ model: openaiModel(model), tools: [gate.tool] });
+  await using service = serveHandler({ model: openaiModel(model), tools: [gate.tool] });
 
   const kept = await post(`${service.url}/v1/runs`, { message: "Keep going", stream: true });
   const keptId = kept.headers.get("x-run-id")!;
@@ -321,7 +303,7 @@ Deno.test("service: a client that disconnects does not stop its run, unless it a
 
 Deno.test("service: every request but health needs the token, wherever it comes from", async () => {
   await using model = startMockOpenAIServer({ replies: () => ({ text: "ok" }) });
-  await using locked = serve({ model: openaiModel(model), token: "s3cret-token" });
+  await using locked = serveHandler({ model: openaiModel(model), token: "s3cret-token" });
   const none = await fetch(`${locked.url}/v1/runs`);
   assert.equal(none.status, 401);
   assert.equal(none.headers.get("www-authenticate"), "Bearer");
@@ -386,7 +368,7 @@ Deno.test("createAgentHandler() needs a token, or token: false for a server that
     message: /token is empty/,
   });
   // Mounted in a server that authenticates, the handler takes what that server lets through.
-  await using open = serve({ model: openaiModel(model), token: false });
+  await using open = serveHandler({ model: openaiModel(model), token: false });
   const answer = await post(`${open.url}/v1/runs`, { message: "hi" });
   assert.equal((await answer.json()).run.result.text, "ok");
 });
@@ -394,7 +376,7 @@ Deno.test("createAgentHandler() needs a token, or token: false for a server that
 Deno.test("service: past the limit of runs at once, a clear 429; a message to a busy loop still goes", async () => {
   await using model = waitThenEcho();
   const gate = gateTool();
-  await using service = serve({
+  await using service = serveHandler({
     model: openaiModel(model),
     tools: [gate.tool],
     maxConcurrentRuns: 2,
@@ -434,7 +416,7 @@ Deno.test("service: past the limit of runs at once, a clear 429; a message to a 
 Deno.test("service: with a limit of one run at once, the refusal speaks of one run", async () => {
   await using model = waitThenEcho();
   const gate = gateTool();
-  await using service = serve({
+  await using service = serveHandler({
     model: openaiModel(model),
     tools: [gate.tool],
     maxConcurrentRuns: 1,
@@ -456,7 +438,7 @@ Deno.test("service: with a limit of one run at once, the refusal speaks of one r
 Deno.test("service: messages a cancelled run did not take in are counted in the notice", async () => {
   await using model = waitThenEcho();
   const gate = gateTool();
-  await using service = serve({ model: openaiModel(model), tools: [gate.tool] });
+  await using service = serveHandler({ model: openaiModel(model), tools: [gate.tool] });
   const notices: string[] = [];
   for (const count of [1, 2]) {
     const { run } = await (await post(`${service.url}/v1/runs`, {
@@ -505,7 +487,7 @@ Deno.test("service: 100 runs at once against the mock model, with no cross-talk"
     },
   });
   const sessions = memorySessionStore();
-  await using service = serve({
+  await using service = serveHandler({
     model: openaiModel(model),
     tools: [echo as Tool],
     sessions,
@@ -549,7 +531,7 @@ Deno.test("service: routed messages, run loops, sessions and memory search", asy
   });
   const memory = await openMemory({ path: ":memory:" });
   const sessions = memorySessionStore();
-  await using service = serve({ model: openaiModel(model), memory, sessions });
+  await using service = serveHandler({ model: openaiModel(model), memory, sessions });
 
   const first =
     await (await post(`${service.url}/v1/runs`, { message: "Rename the parser module" }))
@@ -589,7 +571,7 @@ Deno.test("service: routed messages, run loops, sessions and memory search", asy
 
 Deno.test("service: bad requests get clear errors; the OpenAPI document lists every endpoint", async () => {
   await using model = startMockOpenAIServer({ replies: [] as MockReply[] });
-  await using service = serve({ model: openaiModel(model), basePath: "/agent" });
+  await using service = serveHandler({ model: openaiModel(model), basePath: "/agent" });
   const notJson = await fetch(`${service.url}/agent/v1/runs`, { method: "POST", body: "{oops" });
   assert.equal(notJson.status, 400);
   assert.match((await notJson.json()).error.message, /not JSON/);
@@ -626,7 +608,7 @@ Deno.test("service: bad requests get clear errors; the OpenAPI document lists ev
 
 Deno.test("service: a known path asked with a method it does not take answers 405 with Allow", async () => {
   await using model = startMockOpenAIServer({ replies: [] as MockReply[] });
-  await using service = serve({ model: openaiModel(model), basePath: "/agent" });
+  await using service = serveHandler({ model: openaiModel(model), basePath: "/agent" });
   const root = `${service.url}/agent`;
 
   const deleted = await fetch(`${root}/v1/runs`, { method: "DELETE" });
@@ -683,7 +665,7 @@ Deno.test("service: a run that fails outside the loop says why, and the service 
   const create = store.create.bind(store);
   store.create = (init) =>
     full ? Promise.reject(new Error("No space left on device")) : create(init);
-  await using service = serve({ model: openaiModel(model), sessions: store });
+  await using service = serveHandler({ model: openaiModel(model), sessions: store });
   const failed = await (await post(`${service.url}/v1/runs`, { message: "Save this" })).json();
   assert.equal(failed.run.status, "error");
   assert.match(failed.run.error, /No space left on device/);
@@ -695,7 +677,7 @@ Deno.test("service: a run that fails outside the loop says why, and the service 
 
 Deno.test("service: a chunked body past the limit is refused as it arrives, not read to its end", async () => {
   await using model = startMockOpenAIServer({ replies: [] as MockReply[] });
-  await using service = serve({ model: openaiModel(model), maxBodyBytes: 64 * 1024 });
+  await using service = serveHandler({ model: openaiModel(model), maxBodyBytes: 64 * 1024 });
   // A body with no length that never ends: only counting it as it comes can refuse it.
   const conn = await Deno.connect({
     hostname: "127.0.0.1",
@@ -745,7 +727,7 @@ async function raw(url: string, text: string, closeAfterMs?: number): Promise<st
 
 Deno.test("service: what a request gets wrong is a 400 in the usual shape, never a 500", async () => {
   await using model = startMockOpenAIServer({ replies: [] as MockReply[] });
-  await using service = serve({ model: openaiModel(model), token: "s3cret-token" });
+  await using service = serveHandler({ model: openaiModel(model), token: "s3cret-token" });
   const auth = "Authorization: Bearer s3cret-token\r\n";
   const cases = {
     "a Host that is no host":
@@ -789,7 +771,7 @@ Deno.test("service: a session of another project is not served; a prefix needs 8
     await make("c0ffee00-2222-here", here);
     await make("d00d0000-3333-here", here);
     await make("d00d0000-4444-here", here);
-    await using service = serve({ model: openaiModel(model), sessions, cwd: here });
+    await using service = serveHandler({ model: openaiModel(model), sessions, cwd: here });
     const get = async (id: string) => {
       const response = await fetch(`${service.url}/v1/sessions/${id}`);
       return { status: response.status, body: await response.json() };
