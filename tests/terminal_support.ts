@@ -101,6 +101,8 @@ export class Terminal implements AsyncDisposable {
   readonly name = `agent-test-${crypto.randomUUID().slice(0, 8)}`;
   /** The directory of the tmux server's socket, removed with the terminal. */
   readonly #dir = Deno.makeTempDirSync({ prefix: "agent_tmux_" });
+  /** The file the pane's output is appended to. */
+  readonly #log = `${this.#dir}/output`;
 
   /**
    * Starts `command` in `cwd` with exactly `env` as its environment. When the command ends, the
@@ -132,6 +134,9 @@ export class Terminal implements AsyncDisposable {
       "-c",
       script,
     );
+    // Everything the pane shows from now on is also appended to a file: while its size stays
+    // the same, the screen has not changed, and `waitFor` need not ask tmux for it again.
+    await terminal.#tmux("pipe-pane", "-t", terminal.name, `cat >> ${_quote(terminal.#log)}`);
     return terminal;
   }
 
@@ -155,16 +160,39 @@ export class Terminal implements AsyncDisposable {
     return (await this.#tmux("display-message", "-p", "-t", this.name, "#{pane_title}")).trim();
   }
 
-  /** Waits until the screen matches `pattern`, and gives the screen. */
+  /**
+   * Waits until the screen matches `pattern`, and gives the screen. The screen is read again
+   * when the pane has had output since it was last read, and at least every half second.
+   */
   async waitFor(pattern: RegExp, timeoutMs = 20_000): Promise<string> {
     const until = Date.now() + timeoutMs;
     let screen = "";
+    let seen = -1;
+    let readAt = 0;
     while (Date.now() < until) {
-      screen = await this.screen();
-      if (pattern.test(screen)) return screen;
+      // The size before the screen: output after it is in the screen or changes the size.
+      const size = await this.#logSize();
+      if (size !== seen || Date.now() - readAt >= 500) {
+        seen = size;
+        readAt = Date.now();
+        screen = await this.screen();
+        if (pattern.test(screen)) return screen;
+      }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+    screen = await this.screen();
+    if (pattern.test(screen)) return screen;
     throw new Error(`the screen never showed ${pattern}:\n${screen}`);
+  }
+
+  /** The size of the pane's output so far (0 before the first). */
+  async #logSize(): Promise<number> {
+    try {
+      return (await Deno.stat(this.#log)).size;
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return 0;
+      throw error;
+    }
   }
 
   /** Stops the tmux server, and with it the command. */
