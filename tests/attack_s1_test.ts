@@ -42,7 +42,6 @@ async function record(store: SessionStore, cwd: string, minute: number): Promise
 // all of these (it matches /^\d+$/).
 Deno.test({
   name: "agent sessions prune: an empty or non-decimal --keep is refused, not read as a number",
-  ignore: true,
   fn() {
     for (const keep of ["", " ", "0x10", "1e3", "1.0"]) {
       assert.throws(
@@ -57,7 +56,6 @@ Deno.test({
 // The same defect, end to end: `agent sessions prune --keep=` removes every session.
 Deno.test({
   name: "agent sessions prune --keep= removes no session",
-  ignore: true,
   async fn() {
     const dir = await tempDir();
     try {

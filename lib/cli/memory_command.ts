@@ -21,7 +21,7 @@ import { type MemoryStats, openMemory, type RetentionPolicy } from "../memory/mo
 import { defaultSessionsDir } from "../session/mod.ts";
 import { UsageError } from "./args.ts";
 import { memoryPath, retentionPolicy } from "./memory.ts";
-import { parsePruneArgs, PRUNE_OPTIONS, refuseOutside } from "./prune_options.ts";
+import { parsePruneArgs, PRUNE_OPTIONS, refuseOutside, wholeNumber } from "./prune_options.ts";
 import { loadSettings } from "./settings.ts";
 
 /** What `agent memory …` asks for. */
@@ -109,15 +109,12 @@ export function parseMemoryArgs(args: readonly string[]): MemoryCommand {
       );
     }
   }
-  let keep: number | undefined;
-  if (values.keep !== undefined) {
-    keep = /^\d+$/.test(values.keep.trim()) ? Number(values.keep) : NaN;
-    if (!(Number.isSafeInteger(keep) && keep > 0)) {
-      throw new UsageError(
-        `--keep needs the number of run loops to keep, 1 or more, got "${values.keep}"`,
-      );
-    }
-  }
+  const keep = values.keep === undefined ? undefined : wholeNumber(
+    values.keep,
+    1,
+    Number.MAX_SAFE_INTEGER,
+    `--keep needs the number of run loops to keep, 1 or more, got "${values.keep}"`,
+  );
   return {
     action: action as MemoryCommand["action"],
     cwd: values.cwd,

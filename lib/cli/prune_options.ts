@@ -129,3 +129,31 @@ export function refuseOutside(
   const given = where.options.find((name) => values[name] !== undefined);
   if (given) throw new UsageError(`--${given} is an option of ${where.command} ${where.of}`);
 }
+
+/**
+ * The whole number `text` says, written in decimal digits only (spaces around them aside), from
+ * `min` to `max`; else throws a `UsageError` with `refusal`. An empty value (`--keep=`, as
+ * `--keep=$N` gives when N is unset) is refused, never read as 0; so are `0x10`, `1e3`, `1.0`.
+ *
+ * @example
+ * ```ts
+ * import { wholeNumber } from "./prune_options.ts";
+ * if (wholeNumber(" 12", 0, 100, "bad") !== 12) throw new Error("unexpected");
+ * for (const text of ["", " ", "0x10", "1e3", "1.0", "-1", "101"]) {
+ *   try {
+ *     wholeNumber(text, 0, 100, `bad ${text}`);
+ *     throw new Error(`taken: ${text}`);
+ *   } catch (error) {
+ *     if ((error as Error).message !== `bad ${text}`) throw error;
+ *   }
+ * }
+ * ```
+ */
+export function wholeNumber(text: string, min: number, max: number, refusal: string): number {
+  const digits = text.trim();
+  const value = /^\d{1,16}$/.test(digits) ? Number(digits) : NaN;
+  if (!(Number.isSafeInteger(value) && value >= min && value <= max)) {
+    throw new UsageError(refusal);
+  }
+  return value;
+}

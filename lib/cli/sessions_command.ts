@@ -23,7 +23,7 @@ import {
 } from "../session/mod.ts";
 import { UsageError } from "./args.ts";
 import { againWith, thisInvocation } from "./invocation.ts";
-import { parsePruneArgs, PRUNE_OPTIONS, refuseOutside } from "./prune_options.ts";
+import { parsePruneArgs, PRUNE_OPTIONS, refuseOutside, wholeNumber } from "./prune_options.ts";
 
 /** Sessions a page of `--sessions` shows when `--limit` is not given. */
 export const SESSIONS_PAGE = 20;
@@ -121,11 +121,8 @@ export function parseSessionsArgs(args: readonly string[]): SessionsCommand {
   };
   if (values["older-than"] !== undefined) command.olderThan = parseAge(values["older-than"]);
   if (values.keep !== undefined) {
-    const keep = Number(values.keep);
-    if (!Number.isInteger(keep) || keep < 0) {
-      throw new UsageError(`--keep takes a whole number ≥ 0, not "${values.keep}"`);
-    }
-    command.keep = keep;
+    const refusal = `--keep takes a whole number ≥ 0, not "${values.keep}"`;
+    command.keep = wholeNumber(values.keep, 0, Number.MAX_SAFE_INTEGER, refusal);
   }
   if (
     action === "prune" && !command.help && command.olderThan === undefined &&
@@ -156,11 +153,7 @@ export function pageNumber(
   max: number,
 ): number | undefined {
   if (text === undefined) return undefined;
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 1 || value > max) {
-    throw new UsageError(`${flag} takes a whole number from 1 to ${max}, not "${text}"`);
-  }
-  return value;
+  return wholeNumber(text, 1, max, `${flag} takes a whole number from 1 to ${max}, not "${text}"`);
 }
 
 /** Where the listing is printed. */
