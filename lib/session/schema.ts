@@ -155,8 +155,10 @@ function _plainPart(part: unknown): boolean {
   }
 }
 
+/** A plain record; one with an own `__proto__` key (as JSON.parse makes) goes to zod, which drops it. */
 function _isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
+  return typeof value === "object" && value !== null && !Array.isArray(value) &&
+    !Object.hasOwn(value, "__proto__");
 }
 
 function _optionalString(value: unknown): boolean {
