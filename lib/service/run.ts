@@ -124,7 +124,10 @@ export class ServiceRun {
   listen(after: number, listener: RunListener): () => void {
     const first = this.#log[0]?.seq ?? this.#seq + 1;
     if (after + 1 < first) listener.gap?.(first);
-    for (const { seq, event } of this.#log) if (seq > after) listener.event(seq, event);
+    // The log holds consecutive events: those after `after` start at a known place in it.
+    for (let i = Math.max(0, after + 1 - first); i < this.#log.length; i++) {
+      listener.event(this.#log[i].seq, this.#log[i].event);
+    }
     if (!this.running) {
       listener.end();
       return () => {};
