@@ -357,6 +357,69 @@ Deno.test("fileSessionStore: an index last written in another boot of the system
   }
 });
 
+Deno.test("fileSessionStore: in another boot, rows whose folder's record was lost go with their folder", async () => {
+  // Pages of an index never flushed can come back from different moments after a power cut,
+  // each sound: here the record of a folder is lost, its sessions' rows are not, and the
+  // folder itself is gone.
+  const dir = await tempDir();
+  try {
+    const store = fileSessionStore({ dir });
+    await record(store, { id: "kept-1", cwd: "/p/a" }, 1, 1);
+    await record(store, { id: "gone-2", cwd: "/p/b" }, 2, 2);
+    await store.close?.();
+    const folder = projectSessionsDir(dir, "/p/b");
+    const db = new DatabaseSync(join(dir, SESSION_INDEX_FILE));
+    try {
+      db.prepare("DELETE FROM dirs WHERE name = ?").run(folder.slice(dir.length + 1));
+      db.prepare("UPDATE meta SET value = 'another boot' WHERE key = 'boot'").run();
+    } finally {
+      db.close();
+    }
+    await Deno.remove(folder, { recursive: true });
+    const next = fileSessionStore({ dir });
+    assert.deepEqual(ids(await next.list()), ["kept-1"]);
+    assert.equal(await next.latest("/p/b"), undefined);
+    await next.close?.();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test({
+  name:
+    "fileSessionStore: a writer that closes after its store records what it wrote and leaves the index closed",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    const held = () =>
+      [...Deno.readDirSync("/proc/self/fd")].filter((entry) => {
+        try {
+          return Deno.readLinkSync(`/proc/self/fd/${entry.name}`).includes(SESSION_INDEX_FILE);
+        } catch {
+          return false;
+        }
+      }).length;
+    const dir = await tempDir();
+    try {
+      const store = fileSessionStore({ dir });
+      const writer = await store.create({
+        id: "late-1",
+        model: "openai/gpt-4.1-mini",
+        cwd: "/p/a",
+      });
+      await store.list("/p/a");
+      await store.close?.();
+      await writer.append({ type: "message", message: user("late"), at: at(1) });
+      await writer.close();
+      assert.equal(held(), 0, "the index is not held open");
+      const again = fileSessionStore({ dir });
+      assert.equal((await again.latest("/p/a"))?.messages, 1);
+      await again.close?.();
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
 Deno.test("fileSessionStore: a session written by another store (another process) is listed at once", async () => {
   const dir = await tempDir();
   try {

@@ -125,6 +125,16 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
    * them as it finds a file another program made.
    */
   const made = new Map<string, _Made>();
+  /**
+   * Whether the store let go of the index (`close`) and has not been asked anything since: a
+   * writer that outlives it records what it wrote and lets go again.
+   */
+  let released = false;
+  const letGo = () => {
+    const closing = opened;
+    opened = undefined;
+    closing?.close();
+  };
   const db = (): SessionIndexDb => {
     const index = opened ?? openIndex();
     for (const [path, session] of made) {
@@ -285,6 +295,7 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
   return {
     find: (idOrPrefix, hint) =>
       guarded(async () => {
+        released = false;
         const exact = db().byFile(idOrPrefix);
         if (exact && await _isFile(_pathOf(dir, exact))) return _pathOf(dir, exact);
         // A whole id is looked for as a file first: no folder needs comparing to find it.
@@ -313,6 +324,7 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
       }),
     page: (cwd, folder, query, counted = true) =>
       guarded(async () => {
+        released = false;
         await serial(() => freshen(folder));
         for (let round = 0;; round++) {
           const { rows, total } = db().page(cwd, folder, query, counted);
@@ -336,6 +348,7 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
       }),
     created: (folder, create) =>
       serial(async () => {
+        released = false;
         // Stats a few µs long, made synchronously: a trip through the I/O threads costs more.
         const before = _mtimeSync(join(dir, folder));
         // A file made in a folder there already leaves the sessions directory as it was.
@@ -376,6 +389,8 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
         index.apply({ upsert: [{ ...row, ...state }] });
       } catch {
         // The index is a cache: a row out of step is read again from its file.
+      } finally {
+        if (released) letGo();
       }
     },
     removed(path, before) {
@@ -389,17 +404,19 @@ export function sessionFileIndex(dir: string): SessionFileIndex {
         index.apply({ remove: [{ folder, file: basename(path, ".jsonl") }], dirs });
       } catch {
         // As above: the next lookup compares the folder again.
+      } finally {
+        if (released) letGo();
       }
     },
     close: () =>
       serial(() => {
-        const closing = opened;
-        opened = undefined;
-        closing?.close();
+        released = true;
+        letGo();
         return Promise.resolve();
       }),
     rows: () =>
       guarded(async () => {
+        released = false;
         await serial(() => freshen());
         return db().page(undefined, undefined, { limit: -1, offset: 0 }, false).rows;
       }),

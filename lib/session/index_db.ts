@@ -230,7 +230,12 @@ function _checkSinceBoot(db: DatabaseSync, boot: string): void {
       const problems = db.prepare("PRAGMA integrity_check(1)").all();
       const first = problems[0] ? String(Object.values(problems[0])[0]) : "ok";
       if (first !== "ok") throw new Error(`The sessions index is malformed: ${first}`);
-      db.exec("UPDATE dirs SET mtime = -1");
+      // Every folder with rows is known again (a page of `dirs` may have come back older than
+      // those of `sessions`), then compared with its files: gone, its rows go with it.
+      db.exec(
+        "INSERT OR IGNORE INTO dirs (name, mtime) SELECT DISTINCT folder, -1 FROM sessions; " +
+          "UPDATE dirs SET mtime = -1;",
+      );
       db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('boot', ?)").run(boot);
     }
     db.exec("COMMIT");
