@@ -390,15 +390,16 @@ Deno.test({
     "fileSessionStore: a writer that closes after its store records what it wrote and leaves the index closed",
   ignore: Deno.build.os !== "linux",
   async fn() {
+    const dir = await tempDir();
     const held = () =>
       [...Deno.readDirSync("/proc/self/fd")].filter((entry) => {
         try {
-          return Deno.readLinkSync(`/proc/self/fd/${entry.name}`).includes(SESSION_INDEX_FILE);
+          const target = Deno.readLinkSync(`/proc/self/fd/${entry.name}`);
+          return target.startsWith(join(dir, SESSION_INDEX_FILE));
         } catch {
           return false;
         }
       }).length;
-    const dir = await tempDir();
     try {
       const store = fileSessionStore({ dir });
       const writer = await store.create({
