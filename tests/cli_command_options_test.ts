@@ -11,6 +11,8 @@ import { fileURLToPath } from "node:url";
 import { parseCliArgs } from "../lib/cli/args.ts";
 import { memoryPath } from "../lib/cli/memory.ts";
 import { openMemory } from "../lib/memory/mod.ts";
+import { parseSessionsArgs } from "../lib/cli/sessions_command.ts";
+import { fileSessionStore, pruneSessions } from "../lib/session/mod.ts";
 
 const CLI = fileURLToPath(new URL("../mod.ts", import.meta.url));
 const AT = "2026-01-01T00:00:00.000Z";
@@ -132,4 +134,48 @@ Deno.test("parseCliArgs() passes the options before memory or sessions to them, 
   );
   assert.equal(parseCliArgs(["--", "memory", "stats"]).prompt, "memory stats");
   assert.equal(parseCliArgs(["-v", "why", "memory"]).prompt, "why memory");
+});
+
+// `--keep=` (what `--keep=$N` gives with N unset) once read as `--keep 0`, removing every session.
+Deno.test({
+  name: "agent sessions prune: an empty or non-decimal --keep is refused, not read as a number",
+  fn() {
+    for (const keep of ["", " ", "0x10", "1e3", "1.0"]) {
+      assert.throws(
+        () => parseSessionsArgs(["prune", `--keep=${keep}`]),
+        /--keep/,
+        `--keep=${JSON.stringify(keep)} was accepted`,
+      );
+    }
+  },
+});
+
+Deno.test({
+  name: "agent sessions prune --keep= removes no session",
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "cli_keep_test_" });
+    try {
+      const store = fileSessionStore({ dir });
+      for (const cwd of ["/p/a", "/p/b"]) {
+        const writer = await store.create({ model: "openai/gpt-4.1-mini", cwd });
+        await writer.append({
+          type: "message",
+          message: { role: "user", content: "task" },
+          at: new Date().toISOString(),
+        });
+        await writer.close();
+      }
+      await store.close?.();
+      let keep: number | undefined;
+      try {
+        keep = parseSessionsArgs(["prune", "--keep="]).keep;
+      } catch {
+        return; // refused: nothing removed
+      }
+      const { removed } = await pruneSessions(dir, { keep });
+      assert.deepEqual(removed, [], "an empty --keep removed every session");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
 });

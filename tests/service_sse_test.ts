@@ -67,3 +67,59 @@ Deno.test("sse: a client that comes back with Last-Event-ID goes on after it, an
   run.finish("success");
   assert.deepEqual((await readAll(again)).ids, [8, 9, 10, 11]);
 });
+
+async function eventIds(response: Response): Promise<number[]> {
+  const text = await response.text();
+  return [...text.matchAll(/^id: (\d+)$/gm)].map((match) => Number(match[1]));
+}
+
+const bigEvent = (i: number, size: number) =>
+  ({ type: "text", text: `${i} ${"x".repeat(size)}` }) as never;
+
+Deno.test("sse: a client reading in fits and starts while a run streams in bursts gets every event once, in order", async () => {
+  let seed = 7;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const run = new ServiceRun("loop", 100_000);
+  const reader = sseResponse(run, 0, {}).body!.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  const reading = (async () => {
+    for (let step = await reader.read(); !step.done; step = await reader.read()) {
+      text += decoder.decode(step.value, { stream: true });
+      if (random() < 0.3) await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+  })();
+  for (let i = 0; i < 2000;) {
+    const burst = Math.floor(random() * 300);
+    for (let k = 0; k < burst && i < 2000; k++) {
+      run.emit(bigEvent(++i, Math.floor(random() * 8000)));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+  run.finish("success");
+  await reading;
+  const ids = [...text.matchAll(/^id: (\d+)$/gm)].map((match) => Number(match[1]));
+  assert.deepEqual(ids, Array.from({ length: 2000 }, (_, k) => k + 1));
+  assert.ok(!text.includes("no longer kept"));
+});
+
+Deno.test("sse: a client that goes away while the stream is held is let go, and the run's end reaches no one", async () => {
+  const run = new ServiceRun("loop", 100_000);
+  let gone = 0;
+  const response = sseResponse(run, 0, {}, () => gone++);
+  for (let i = 1; i <= 3000; i++) run.emit(bigEvent(i, 1000));
+  const reader = response.body!.getReader();
+  await reader.read();
+  await reader.cancel();
+  run.emit(bigEvent(3001, 10));
+  run.finish("success");
+  assert.equal(gone, 1);
+});
+
+Deno.test("sse: a run that ends while the stream is held is streamed to its end once read", async () => {
+  const run = new ServiceRun("loop", 100_000);
+  const response = sseResponse(run, 0, {});
+  for (let i = 1; i <= 3000; i++) run.emit(bigEvent(i, 1000));
+  run.finish("success");
+  assert.deepEqual(await eventIds(response), Array.from({ length: 3000 }, (_, k) => k + 1));
+});

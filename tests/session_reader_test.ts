@@ -152,3 +152,18 @@ Deno.test("checkEntryLine() gives what sessionEntrySchema gives, for lines of ev
     else assert.ok(checked.problem, what);
   }
 });
+
+Deno.test({
+  name: "checkEntryLine: a message line with a __proto__ key reads as zod reads it",
+  fn() {
+    const line =
+      '{"type":"message","message":{"role":"user","content":"hi","__proto__":{"polluted":1}},"at":"x"}';
+    const zod = sessionEntrySchema.parse(JSON.parse(line));
+    const fast = checkEntryLine(JSON.parse(line)).entry;
+    assert.deepEqual(Object.keys(fast!.type === "message" ? fast!.message : {}), [
+      "role",
+      "content",
+    ]);
+    assert.equal(JSON.stringify(fast), JSON.stringify(zod));
+  },
+});
