@@ -807,3 +807,32 @@ Deno.test("the service's refusals of a session name no path of the server's file
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("fileSessionStore: a new session with a random UUID looks in no other project's folder; a chosen id does", async () => {
+  const dir = await tempDir();
+  const { lstat } = Deno;
+  const looked: string[] = [];
+  try {
+    const store = fileSessionStore({ dir });
+    for (let i = 0; i < 5; i++) await record(store, { cwd: `/p/${i}` }, 1, i);
+    Object.assign(Deno, {
+      lstat: (path: string | URL) => {
+        looked.push(String(path));
+        return lstat(path);
+      },
+    });
+    const id = crypto.randomUUID();
+    await (await store.create({ id, cwd: "/p/new", model: "a/b" })).close();
+    assert.deepEqual(looked.filter((path) => path.endsWith(`${id}.jsonl`)), []);
+    await (await store.create({ id: "chosen", cwd: "/p/new", model: "a/b" })).close();
+    assert.equal(looked.filter((path) => path.endsWith("chosen.jsonl")).length, 6);
+    await assert.rejects(
+      store.create({ id: "chosen", cwd: "/p/0", model: "a/b" }),
+      (error: unknown) => error instanceof SessionError && error.reason === "exists",
+    );
+    await store.close?.();
+  } finally {
+    Object.assign(Deno, { lstat });
+    await Deno.remove(dir, { recursive: true });
+  }
+});

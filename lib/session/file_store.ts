@@ -103,8 +103,12 @@ export function fileSessionStore(options: FileSessionStoreOptions): SessionStore
   return {
     async create(init) {
       const header = newSessionHeader(init);
-      // A chosen id may be taken in another project's folder; random ones are not.
-      if (init.id !== undefined && await _taken(dir, header.id)) _exists(header.id);
+      // A chosen id may be taken in another project's folder. Random ones are not, nor is a
+      // random UUID (what a conversation chooses when given no id): looking for it in every
+      // project's folder would cost each new session a look in as many folders as projects.
+      if (init.id !== undefined && !_RANDOM_UUID.test(init.id) && await _taken(dir, header.id)) {
+        _exists(header.id);
+      }
       const name = _projectName(header.cwd);
       const folder = join(dir, name);
       return await index.created(name, async () => {
@@ -251,6 +255,9 @@ const _encoder = new TextEncoder();
 
 /** Bytes `load` reads at a time: larger than `read`'s, as it keeps the whole session anyway. */
 const _LOAD_CHUNK_BYTES = 1024 * 1024;
+
+/** A random (version 4) UUID, as `crypto.randomUUID()` makes. */
+const _RANDOM_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /** Whether a session file of this id is in any project's folder. */
 async function _taken(dir: string, id: string): Promise<boolean> {

@@ -115,7 +115,11 @@ export interface SessionWriter {
 
 /** What a new session is created from. */
 export interface NewSession {
-  /** The id; a random UUID when omitted. Letters, digits, `.`, `_` and `-` only. */
+  /**
+   * The id; a random UUID when omitted. Letters, digits, `.`, `_` and `-` only. A store refuses
+   * an id it holds already (the file store: one taken in another project's folder too, unless it
+   * is a random UUID, as `crypto.randomUUID()` makes, which is taken to be new).
+   */
   id?: string;
   /** The working directory the session belongs to. */
   cwd: string;
