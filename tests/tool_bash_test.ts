@@ -135,7 +135,8 @@ Deno.test("createBashTool() stops background jobs left when the command returns"
   try {
     const started = performance.now();
     const result = await bash({ command: "sleep 100 & echo $! > bg.pid; echo done" }, context(dir));
-    assert.ok(performance.now() - started < 2_000);
+    // Far less than the 100 s the process left behind would hold it, even on a busy machine.
+    assert.ok(performance.now() - started < 10_000, `${performance.now() - started} ms`);
     assert.equal(result.output, "done\n[exit code 0]");
     assert.ok(await gone(await readPid(dir, "bg.pid")));
   } finally {
@@ -154,7 +155,8 @@ Deno.test("createBashTool() returns even when a process outside the group holds 
       context(dir),
     );
     escaped = await readPid(dir, "escaped.pid");
-    assert.ok(performance.now() - started < 2_000);
+    // Far less than the 30 s the escaped process holds the pipe, even on a busy machine.
+    assert.ok(performance.now() - started < 10_000, `${performance.now() - started} ms`);
     assert.equal(result.output, "left\n[exit code 0]");
   } finally {
     if (escaped) Deno.kill(escaped, "SIGKILL");
@@ -169,7 +171,7 @@ Deno.test("createBashTool() keeps the head and tail of long output without holdi
     context(Deno.cwd()),
     { maxOutputChars: 1_000 },
   );
-  assert.ok(performance.now() - started < 5_000, "50 MB streamed through quickly");
+  assert.ok(performance.now() - started < 15_000, "50 MB streamed through quickly");
   assert.match(
     huge.output,
     /^(y\n){250}\n\n\[… 49999000 bytes of output cut …\]\n\n(y\n){250}\[exit code 0\]$/,
