@@ -735,3 +735,60 @@ Deno.test("segmentRunLoop(): a 10 MB tool result keeps its head and tail, in a b
     assert.ok(texts.some((text) => /characters left out/.test(text)), type);
   }
 });
+
+Deno.test("ftsSearcher(): a word found more common than the budget is not counted again until the memory has grown", () => {
+  const db = openMemoryDatabase(":memory:");
+  db.exec(`INSERT INTO run_loops (id, status, created_at, archived_at, archive_seq, json)
+    VALUES ('loop', 'completed', '', '', 1, '{}')`);
+  const segment = db.prepare(
+    `INSERT INTO segments (id, run_loop_id, seq, iteration, type, timestamp, text)
+     VALUES (?, 'loop', ?, 0, 'user', '', '')`,
+  );
+  const add = db.prepare("INSERT INTO segments_fts (rowid, text, type) VALUES (?, ?, 'user')");
+  for (let id = 1; id <= 50; id++) {
+    segment.run(id, id);
+    add.run(id, id === 7 ? "common zebra" : "common");
+  }
+  const counts: string[] = [];
+  const prepare = db.prepare.bind(db);
+  // Each count of one word's matches is seen here.
+  const watched = Object.create(db, {
+    prepare: {
+      value(sql: string) {
+        const statement = prepare(sql);
+        if (!sql.includes("count(*)")) return statement;
+        return {
+          get(expression: string, limit: number) {
+            counts.push(expression);
+            return statement.get(expression, limit);
+          },
+        };
+      },
+    },
+    exec: { value: db.exec.bind(db) },
+    isTransaction: { get: () => db.isTransaction },
+  });
+  const search = ftsSearcher(watched, 5);
+  assert.deepEqual(search(ftsTerms("common zebra"), [], 10), [7]);
+  assert.deepEqual(counts, [
+    '{text} : ("common" OR "zebra")',
+    '{text} : "common"',
+    '{text} : "zebra"',
+  ]);
+  assert.deepEqual(
+    db.prepare("SELECT term, seen FROM fts_common_terms").all().map((row) => ({ ...row })),
+    [{ term: '"common"', seen: 50 }],
+  );
+  counts.length = 0;
+  assert.deepEqual(search(ftsTerms("common zebra"), [], 10), [7]);
+  assert.deepEqual(counts, ['{text} : "zebra"'], "common is not counted again");
+  // 64 times the budget (320) more segments later, it is counted again.
+  for (let id = 51; id <= 370; id++) {
+    segment.run(id, id);
+    add.run(id, "other");
+  }
+  counts.length = 0;
+  search(ftsTerms("common zebra"), [], 10);
+  assert.ok(counts.includes('{text} : "common"'), counts.join());
+  db.close();
+});

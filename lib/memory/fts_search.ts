@@ -18,10 +18,17 @@
  * first then (looked for among the newest segments only), else the newest that have any:
  * reading a few matches from the newest end costs the same whatever the size of the memory.
  *
+ * Counting a word's matches reads as many of them as the budget, which for the words of a
+ * large memory that every search has ("test", "file") is most of a search's cost. So a word
+ * found in more segments than the budget is recorded as such (`fts_common_terms`, with the
+ * newest segment then), and taken to be so, uncounted, until the memory has grown by 64 times
+ * the budget in segments. Only words that many segments hold are recorded, nothing else of a
+ * search.
+ *
  * @module
  */
 
-import type { DatabaseSync } from "node:sqlite";
+import type { DatabaseSync, StatementSync } from "node:sqlite";
 import type { SegmentType } from "./types.ts";
 
 /** The most matches one search ranks. */
@@ -32,6 +39,12 @@ export const FTS_BUDGET = 300;
  * looks in for segments that have them all.
  */
 const _NEWEST_WINDOW = 16;
+
+/**
+ * For how many times {@link FTS_BUDGET} new segments a word found more common than the budget
+ * is taken to be so without counting it again.
+ */
+const _COMMON_FOR = 64;
 
 /** Searches the segments: their ids, best first. */
 export type FtsSearch = (
@@ -71,6 +84,14 @@ export function ftsSearcher(db: DatabaseSync, budget: number = FTS_BUDGET): FtsS
      ORDER BY rowid DESC LIMIT ?`,
   );
   const last = db.prepare("SELECT max(id) AS id FROM segments");
+  const known = db.prepare(
+    `SELECT term FROM fts_common_terms WHERE term IN (SELECT value FROM json_each(?))
+     AND seen > ?`,
+  );
+  const remember = db.prepare(
+    `INSERT INTO fts_common_terms (term, seen) VALUES (?, ?)
+     ON CONFLICT (term) DO UPDATE SET seen = excluded.seen`,
+  );
   const matches = (expression: string) => count.get(expression, budget + 1)?.n as number;
   const ids = (rows: unknown[]) => (rows as Array<{ id: number }>).map((row) => row.id);
 
@@ -81,14 +102,28 @@ export function ftsSearcher(db: DatabaseSync, budget: number = FTS_BUDGET): FtsS
       : "";
     const match = (group: readonly string[], operator: "OR" | "AND") =>
       `{text} : (${group.join(` ${operator} `)})${filter}`;
+    // Words found more common than the budget lately are not counted again (see the module's
+    // doc): counting one reads as many of its matches as the budget.
+    const newestId = Number(last.get()?.id ?? 0);
+    const cached = new Set(
+      (known.all(JSON.stringify(terms), newestId - budget * _COMMON_FOR) as Array<{ term: string }>)
+        .map((row) => row.term),
+    );
+    const common = new Set(cached);
     const all = match(terms, "OR");
-    if (matches(all) <= budget) return ids(ranked.all(all, limit));
+    if (common.size === 0) {
+      const n = matches(all);
+      if (n <= budget) return ids(ranked.all(all, limit));
+      if (terms.length === 1) common.add(terms[0]);
+    }
     // Leave out the words that match nothing, then the most common ones until the rest match
     // few enough.
     const counted = terms
-      .map((term) => ({ term, n: terms.length > 1 ? matches(`{text} : ${term}`) : budget + 1 }))
+      .map((term) => ({ term, n: common.has(term) ? budget + 1 : matches(`{text} : ${term}`) }))
       .filter(({ n }) => n > 0)
       .sort((a, b) => a.n - b.n);
+    const found = counted.filter(({ term, n }) => n > budget && !cached.has(term));
+    _remember(db, remember, found.map(({ term }) => term), newestId);
     if (counted.length === 0) return [];
     const kept: string[] = [];
     for (let i = 0, total = 0; i < counted.length && total + counted[i].n <= budget; i++) {
@@ -100,9 +135,33 @@ export function ftsSearcher(db: DatabaseSync, budget: number = FTS_BUDGET): FtsS
     // The words that are all in a segment can be far apart in the memory, and looking for them
     // together reads their matches until enough are found: only the newest segments are looked
     // in, as many as the matches of a few words that are too common to rank by.
-    const found = counted.map(({ term }) => term);
+    const words = counted.map(({ term }) => term);
     const window = Math.max(0, Number(last.get()?.id ?? 0) - budget * _NEWEST_WINDOW);
-    const every = found.length > 1 ? ids(newest.all(match(found, "AND"), window, limit)) : [];
-    return every.length > 0 ? every : ids(newest.all(match(found, "OR"), 0, limit));
+    const together = words.length > 1 ? ids(newest.all(match(words, "AND"), window, limit)) : [];
+    return together.length > 0 ? together : ids(newest.all(match(words, "OR"), 0, limit));
   };
+}
+
+/**
+ * Records `terms` as more common than the budget as of segment `seen`. A cache: when another
+ * connection is writing, it is left for a later search rather than waited for.
+ */
+function _remember(
+  db: DatabaseSync,
+  statement: StatementSync,
+  terms: readonly string[],
+  seen: number,
+): void {
+  if (terms.length === 0 || db.isTransaction) return;
+  const wait = db.prepare("PRAGMA busy_timeout").get()?.timeout as number;
+  db.exec("PRAGMA busy_timeout = 0");
+  try {
+    db.exec("BEGIN IMMEDIATE");
+    for (const term of terms) statement.run(term, seen);
+    db.exec("COMMIT");
+  } catch {
+    if (db.isTransaction) db.exec("ROLLBACK");
+  } finally {
+    db.exec(`PRAGMA busy_timeout = ${Number(wait) || 0}`);
+  }
 }

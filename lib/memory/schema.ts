@@ -101,6 +101,16 @@ CREATE TRIGGER vectors_recounted AFTER UPDATE OF model ON vectors WHEN old.model
 CREATE INDEX IF NOT EXISTS run_loops_by_seed ON run_loops (json_extract(json, '$.seededFrom'));
 `;
 
+/**
+ * Added to a database that lacks it: the words of searches found in more segments than a search
+ * ranks, and the newest segment then (see `fts_search.ts`). Only words that many segments hold
+ * are kept: nothing of a search that is not in the memory already.
+ */
+const _COMMON_TERMS = `
+CREATE TABLE IF NOT EXISTS fts_common_terms (term TEXT PRIMARY KEY, seen INTEGER NOT NULL)
+  WITHOUT ROWID;
+`;
+
 /** Added to a database that lacks it: which run loops still have their detail. */
 const _DETAIL = `
 ALTER TABLE run_loops ADD COLUMN detail INTEGER NOT NULL DEFAULT 1;
@@ -189,6 +199,7 @@ function _migrate(db: DatabaseSync, path: string): void {
     }
     const detail = db.prepare("SELECT 1 FROM pragma_table_info('run_loops') WHERE name = 'detail'");
     if (!detail.get()) db.exec(_DETAIL);
+    db.exec(_COMMON_TERMS);
     db.exec("COMMIT");
   } catch (error) {
     if (db.isTransaction) db.exec("ROLLBACK");
