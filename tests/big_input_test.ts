@@ -10,8 +10,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { SUMMARY_SYSTEM_PROMPT } from "../lib/compaction/summary.ts";
 import { type MockReply, type MockServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
-import { startServe } from "./serve_support.ts";
-import { denoDir, MOD, tempDir, Terminal } from "./terminal_support.ts";
+import { serveDirs, startServe } from "./serve_support.ts";
+import { denoDir, MOD, Terminal } from "./terminal_support.ts";
 
 /** `length` lowercase letters without a space, the same ones on every run. */
 function letters(length: number): string {
@@ -50,18 +50,13 @@ function writesBig(content: string, then: MockReply): MockServer {
 
 /** A directory for one process (home, data, work), removed on dispose. */
 async function processDirs() {
-  const root = await tempDir("agent_big_");
-  const dirs = {
-    root,
-    home: join(root, "home"),
-    data: join(root, "data"),
-    work: join(root, "work"),
-  };
-  for (const dir of [dirs.home, dirs.data, dirs.work]) await Deno.mkdir(dir, { mode: 0o700 });
+  const dirs = await serveDirs();
   return {
     ...dirs,
+    data: dirs.dataDir,
+    work: dirs.cwd,
     async [Symbol.asyncDispose]() {
-      await Deno.remove(root, { recursive: true });
+      await Deno.remove(dirs.root, { recursive: true });
     },
   };
 }
