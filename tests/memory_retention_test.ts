@@ -552,3 +552,28 @@ Deno.test("retention: after an archive, run loops past maxAgeDays wait for a bat
     [3, 4, 5, 6, 7, 8].map((n) => loop(n).id),
   );
 });
+
+Deno.test("retention: the words searches found common are forgotten with the run loops dropped", async () => {
+  const path = await tempFile();
+  await using memory = await openMemory({ path });
+  // "harbour" is in 3 segments of each run loop: in more than a search ranks (300).
+  await archiveAll(memory, 1, 110);
+  assert.ok(
+    (await memory.retrieve("harbour topic3")).some((found) => found.text.includes("topic3")),
+  );
+  const recorded = () => {
+    const db = new DatabaseSync(path, { readOnly: true });
+    try {
+      return db.prepare("SELECT term FROM fts_common_terms").all().map((row) => row.term);
+    } finally {
+      db.close();
+    }
+  };
+  assert.deepEqual(recorded(), ['"harbour"']);
+  assert.equal((await memory.prune({ maxRunLoops: 2 })).runLoops, 108);
+  assert.deepEqual(recorded(), [], "counted again in what remains");
+  // "harbour" is in 6 segments now: ranked with the other word again.
+  const found = await memory.retrieve("harbour topic110");
+  assert.equal(found[0].anchor.runLoopId, loop(110).id);
+  assert.ok(found.some((one) => one.anchor.runLoopId === loop(109).id), "found by harbour alone");
+});

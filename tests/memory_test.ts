@@ -792,3 +792,51 @@ Deno.test("ftsSearcher(): a word found more common than the budget is not counte
   assert.ok(counts.includes('{text} : "common"'), counts.join());
   db.close();
 });
+
+type Type = "user" | "reasoning" | "tool_result";
+function typedMemory(rows: Array<[number, string, Type]>) {
+  const db = openMemoryDatabase(":memory:");
+  db.exec(`INSERT INTO run_loops (id, status, created_at, archived_at, archive_seq, json)
+    VALUES ('loop', 'completed', '', '', 1, '{}')`);
+  const segment = db.prepare(
+    `INSERT INTO segments (id, run_loop_id, seq, iteration, type, timestamp, text)
+     VALUES (?, 'loop', ?, 0, ?, '', ?)`,
+  );
+  const add = db.prepare("INSERT INTO segments_fts (rowid, text, type) VALUES (?, ?, ?)");
+  for (const [id, text, type] of rows) {
+    segment.run(id, id, type, text);
+    add.run(id, text, type);
+  }
+  return db;
+}
+const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
+
+Deno.test("ftsSearcher(): a search filtered by type gives the same results whether or not an unfiltered search recorded one of its words as common", () => {
+  // Budget 5: "lock" is in 10 tool results (common overall) but in one reasoning segment only.
+  const rows: Array<[number, string, Type]> = [];
+  for (let id = 1; id <= 10; id++) rows.push([id, "lock", "tool_result"]);
+  rows.push([11, "lock held by the writer", "reasoning"]);
+  rows.push([12, "sqlite writer", "reasoning"]);
+  const db = typedMemory(rows);
+  const search = ftsSearcher(db, 5);
+  const before = search(ftsTerms("lock sqlite"), ["reasoning"], 10);
+  assert.deepEqual(sorted(before), [11, 12], "2 reasoning matches: ranked whole");
+  search(ftsTerms("lock"), [], 10); // records "lock" as common
+  const after = search(ftsTerms("lock sqlite"), ["reasoning"], 10);
+  assert.deepEqual(sorted(after), [11, 12], "segment 11 (lock only) is lost once lock is cached");
+  db.close();
+});
+
+Deno.test("ftsSearcher(): a single-word search filtered by type keeps its BM25 order once the word is recorded as common", () => {
+  const rows: Array<[number, string, Type]> = [];
+  for (let id = 1; id <= 10; id++) rows.push([id, "lock", "tool_result"]);
+  rows.push([11, "lock lock lock lock", "reasoning"]); // best match, older
+  rows.push([12, "a long reasoning about many things and a lock at the end of it", "reasoning"]);
+  const db = typedMemory(rows);
+  const search = ftsSearcher(db, 5);
+  const before = search(ftsTerms("lock"), ["reasoning"], 1);
+  search(ftsTerms("lock"), [], 10);
+  const after = search(ftsTerms("lock"), ["reasoning"], 1);
+  assert.deepEqual(after, before, "best match before; newest after");
+  db.close();
+});

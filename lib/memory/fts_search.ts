@@ -22,8 +22,8 @@
  * large memory that every search has ("test", "file") is most of a search's cost. So a word
  * found in more segments than the budget is recorded as such (`fts_common_terms`, with the
  * newest segment then), and taken to be so, uncounted, until the memory has grown by 64 times
- * the budget in segments. Only words that many segments hold are recorded, nothing else of a
- * search.
+ * the budget in segments, or until run loops are dropped (by retention or `prune()`), which
+ * forgets them all. Only words that many segments hold are recorded, nothing else of a search.
  *
  * @module
  */
@@ -104,14 +104,15 @@ export function ftsSearcher(db: DatabaseSync, budget: number = FTS_BUDGET): FtsS
       `{text} : (${group.join(` ${operator} `)})${filter}`;
     // Words found more common than the budget lately are not counted again (see the module's
     // doc): counting one reads as many of its matches as the budget.
+    // (Recorded as the index folds them, in lower case.) A search of some types only counts its
+    // whole OR of those types all the same: a word common in all types may not be in those.
     const newestId = Number(last.get()?.id ?? 0);
-    const cached = new Set(
-      (known.all(JSON.stringify(terms), newestId - budget * _COMMON_FOR) as Array<{ term: string }>)
-        .map((row) => row.term),
-    );
-    const common = new Set(cached);
+    const folded = terms.map((term) => term.toLowerCase());
+    const recorded = known.all(JSON.stringify(folded), newestId - budget * _COMMON_FOR);
+    const cached = new Set((recorded as Array<{ term: string }>).map((row) => row.term));
+    const common = new Set(terms.filter((_, i) => cached.has(folded[i])));
     const all = match(terms, "OR");
-    if (common.size === 0) {
+    if (common.size === 0 || types.length > 0) {
       const n = matches(all);
       if (n <= budget) return ids(ranked.all(all, limit));
       if (terms.length === 1) common.add(terms[0]);
@@ -122,8 +123,8 @@ export function ftsSearcher(db: DatabaseSync, budget: number = FTS_BUDGET): FtsS
       .map((term) => ({ term, n: common.has(term) ? budget + 1 : matches(`{text} : ${term}`) }))
       .filter(({ n }) => n > 0)
       .sort((a, b) => a.n - b.n);
-    const found = counted.filter(({ term, n }) => n > budget && !cached.has(term));
-    _remember(db, remember, found.map(({ term }) => term), newestId);
+    const found = counted.filter(({ term, n }) => n > budget && !cached.has(term.toLowerCase()));
+    _remember(db, remember, found.map(({ term }) => term.toLowerCase()), newestId);
     if (counted.length === 0) return [];
     const kept: string[] = [];
     for (let i = 0, total = 0; i < counted.length && total + counted[i].n <= budget; i++) {

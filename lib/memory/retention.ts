@@ -197,6 +197,8 @@ export function pruner(db: DatabaseSync): Pruner {
   const loopJson = sql("SELECT json FROM run_loops WHERE id = ?");
   const outline = sql("UPDATE run_loops SET json = ?, detail = 0 WHERE id = ?");
   const uncount = sql("UPDATE memory_counts SET segments = segments - ?");
+  // The words searches found common were counted in what goes: they are counted again.
+  const forgetCommon = sql("DELETE FROM fts_common_terms");
 
   /**
    * Oldest first, the run loops `take` picks (and acts on), up to the first it does not: read a
@@ -328,6 +330,7 @@ export function pruner(db: DatabaseSync): Pruner {
           return true;
         }, 2);
         uncount.run(gone.length);
+        if (gone.length > 0) forgetCommon.run();
         result.segments = gone.length;
         if (dryRun) db.exec(own ? "ROLLBACK" : "ROLLBACK TO prune; RELEASE prune");
         else db.exec(own ? "COMMIT" : "RELEASE prune");

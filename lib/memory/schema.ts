@@ -145,8 +145,6 @@ export function openMemoryDatabase(path: string): DatabaseSync {
     });
   }
   try {
-    // Pages are read through a map of the file (up to 256 MiB, the default bound in bytes of the
-    // retention): a memory larger than the page cache is not read a system call per page.
     db.exec(`
       PRAGMA busy_timeout = 5000;
       PRAGMA journal_mode = WAL;
@@ -154,7 +152,6 @@ export function openMemoryDatabase(path: string): DatabaseSync {
       PRAGMA foreign_keys = ON;
       PRAGMA temp_store = MEMORY;
       PRAGMA cache_size = -32000;
-      PRAGMA mmap_size = 268435456;
     `);
     _migrate(db, path);
     return db;
