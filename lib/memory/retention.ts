@@ -32,7 +32,10 @@ import type { RunLoop } from "./types.ts";
 
 /** How much a memory keeps; each bound is optional, and none means keep everything. */
 export interface RetentionPolicy {
-  /** Run loops archived longer ago than this many days are dropped. */
+  /**
+   * Run loops archived longer ago than this many days are dropped (after an archive, once a
+   * batch of them is due or the oldest has been due for a day: see {@link pruneBatch}).
+   */
   maxAgeDays?: number;
   /**
    * Only the newest this many run loops are kept. After an archive, the oldest go in batches
