@@ -577,3 +577,24 @@ Deno.test("retention: the words searches found common are forgotten with the run
   assert.equal(found[0].anchor.runLoopId, loop(110).id);
   assert.ok(found.some((one) => one.anchor.runLoopId === loop(109).id), "found by harbour alone");
 });
+
+Deno.test("retention: the step after an archive keeps the words searches found common; vacuum() forgets them", async () => {
+  const path = await tempFile();
+  await using memory = await openMemory({ path, retention: { maxRunLoops: 105 } });
+  await archiveAll(memory, 1, 110);
+  await memory.retrieve("harbour topic3");
+  const recorded = () => {
+    const db = new DatabaseSync(path, { readOnly: true });
+    try {
+      return db.prepare("SELECT term FROM fts_common_terms").all().map((row) => row.term);
+    } finally {
+      db.close();
+    }
+  };
+  assert.deepEqual(recorded(), ['"harbour"']);
+  await archiveAll(memory, 111, 112); // a batch of 1 (1% of 105) dropped after each
+  assert.equal(memory.stats().runLoops, 105);
+  assert.deepEqual(recorded(), ['"harbour"'], "a few of many dropped: kept");
+  await memory.vacuum();
+  assert.deepEqual(recorded(), []);
+});

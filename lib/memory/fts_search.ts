@@ -22,8 +22,9 @@
  * large memory that every search has ("test", "file") is most of a search's cost. So a word
  * found in more segments than the budget is recorded as such (`fts_common_terms`, with the
  * newest segment then), and taken to be so, uncounted, until the memory has grown by 64 times
- * the budget in segments, or until run loops are dropped (by retention or `prune()`), which
- * forgets them all. Only words that many segments hold are recorded, nothing else of a search.
+ * the budget in segments (about 3,000 run loops, in which retention drops as many of the oldest
+ * when it keeps a number of them), or until `prune()` or `vacuum()` forgets them all. Only words
+ * that many segments hold are recorded, nothing else of a search.
  *
  * @module
  */

@@ -333,7 +333,9 @@ export function pruner(db: DatabaseSync): Pruner {
           return true;
         }, 2);
         uncount.run(gone.length);
-        if (gone.length > 0) forgetCommon.run();
+        // A step after an archive drops a small part of the memory, and what it recorded ages
+        // out as the memory grows (see fts_search.ts); a pruning can drop most of it.
+        if (gone.length > 0 && !options.batched) forgetCommon.run();
         result.segments = gone.length;
         if (dryRun) db.exec(own ? "ROLLBACK" : "ROLLBACK TO prune; RELEASE prune");
         else db.exec(own ? "COMMIT" : "RELEASE prune");

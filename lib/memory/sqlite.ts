@@ -319,6 +319,8 @@ function _open(options: MemoryOptions): MemoryStore {
         // The full-text index is merged into one b-tree (dropping what deletions left in it),
         // the file rewritten without its free pages, and the write-ahead log emptied.
         db.exec("INSERT INTO segments_fts (segments_fts) VALUES ('optimize')");
+        // The words searches found common are counted again in what is kept.
+        db.exec("DELETE FROM fts_common_terms");
         // Counted again, whoever wrote meanwhile.
         db.exec(`BEGIN IMMEDIATE;
           UPDATE memory_counts SET run_loops = (SELECT count(*) FROM run_loops),
