@@ -79,6 +79,16 @@ function archivedDaysAgo(path: string, ids: string[], days: number): void {
   db.close();
 }
 
+/** The words searches recorded as common (`fts_common_terms`), read through a connection of its own. */
+function commonWords(path: string): unknown[] {
+  const db = new DatabaseSync(path, { readOnly: true });
+  try {
+    return db.prepare("SELECT term FROM fts_common_terms").all().map((row) => row.term);
+  } finally {
+    db.close();
+  }
+}
+
 async function archiveAll(memory: MemoryStore, from: number, to: number): Promise<void> {
   for (let n = from; n <= to; n++) await memory.archive(loop(n));
 }
@@ -561,14 +571,7 @@ Deno.test("retention: the words searches found common are forgotten with the run
   assert.ok(
     (await memory.retrieve("harbour topic3")).some((found) => found.text.includes("topic3")),
   );
-  const recorded = () => {
-    const db = new DatabaseSync(path, { readOnly: true });
-    try {
-      return db.prepare("SELECT term FROM fts_common_terms").all().map((row) => row.term);
-    } finally {
-      db.close();
-    }
-  };
+  const recorded = () => commonWords(path);
   assert.deepEqual(recorded(), ['"harbour"']);
   assert.equal((await memory.prune({ maxRunLoops: 2 })).runLoops, 108);
   assert.deepEqual(recorded(), [], "counted again in what remains");
@@ -583,14 +586,7 @@ Deno.test("retention: the step after an archive keeps the words searches found c
   await using memory = await openMemory({ path, retention: { maxRunLoops: 105 } });
   await archiveAll(memory, 1, 110);
   await memory.retrieve("harbour topic3");
-  const recorded = () => {
-    const db = new DatabaseSync(path, { readOnly: true });
-    try {
-      return db.prepare("SELECT term FROM fts_common_terms").all().map((row) => row.term);
-    } finally {
-      db.close();
-    }
-  };
+  const recorded = () => commonWords(path);
   assert.deepEqual(recorded(), ['"harbour"']);
   await archiveAll(memory, 111, 112); // a batch of 1 (1% of 105) dropped after each
   assert.equal(memory.stats().runLoops, 105);

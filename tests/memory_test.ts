@@ -385,24 +385,13 @@ Deno.test("ftsSearcher() keeps its cost bounded: common words left out, then the
 });
 
 Deno.test("ftsSearcher(): words too common to rank by are looked for together among the newest segments only", () => {
-  const db = openMemoryDatabase(":memory:");
-  db.exec(`INSERT INTO run_loops (id, status, created_at, archived_at, archive_seq, json)
-    VALUES ('loop', 'completed', '', '', 1, '{}')`);
-  const segment = db.prepare(
-    `INSERT INTO segments (id, run_loop_id, seq, iteration, type, timestamp, text)
-     VALUES (?, 'loop', ?, 0, 'user', '', '')`,
-  );
-  const add = db.prepare("INSERT INTO segments_fts (rowid, text, type) VALUES (?, ?, 'user')");
+  const { db, add } = segmentsMemory();
   // Budget 2: the newest 32 segments (16 times the budget) are looked in.
-  for (let id = 1; id <= 100; id++) {
-    segment.run(id, id);
-    add.run(id, id === 10 ? "alpha beta" : id % 2 ? "alpha" : "beta");
-  }
+  for (let id = 1; id <= 100; id++) add(id, id === 10 ? "alpha beta" : id % 2 ? "alpha" : "beta");
   const search = ftsSearcher(db, 2);
   // The one segment with both words is older than the newest 32: the newest with either.
   assert.deepEqual(search(ftsTerms("alpha beta"), [], 3), [100, 99, 98]);
-  add.run(101, "alpha beta");
-  segment.run(101, 101);
+  add(101, "alpha beta");
   assert.deepEqual(search(ftsTerms("alpha beta"), [], 3), [101]);
   db.close();
 });
@@ -737,18 +726,8 @@ Deno.test("segmentRunLoop(): a 10 MB tool result keeps its head and tail, in a b
 });
 
 Deno.test("ftsSearcher(): a word found more common than the budget is not counted again until the memory has grown", () => {
-  const db = openMemoryDatabase(":memory:");
-  db.exec(`INSERT INTO run_loops (id, status, created_at, archived_at, archive_seq, json)
-    VALUES ('loop', 'completed', '', '', 1, '{}')`);
-  const segment = db.prepare(
-    `INSERT INTO segments (id, run_loop_id, seq, iteration, type, timestamp, text)
-     VALUES (?, 'loop', ?, 0, 'user', '', '')`,
-  );
-  const add = db.prepare("INSERT INTO segments_fts (rowid, text, type) VALUES (?, ?, 'user')");
-  for (let id = 1; id <= 50; id++) {
-    segment.run(id, id);
-    add.run(id, id === 7 ? "common zebra" : "common");
-  }
+  const { db, add } = segmentsMemory();
+  for (let id = 1; id <= 50; id++) add(id, id === 7 ? "common zebra" : "common");
   const counts: string[] = [];
   const prepare = db.prepare.bind(db);
   // Each count of one word's matches is seen here.
@@ -783,10 +762,7 @@ Deno.test("ftsSearcher(): a word found more common than the budget is not counte
   assert.deepEqual(search(ftsTerms("common zebra"), [], 10), [7]);
   assert.deepEqual(counts, ['{text} : "zebra"'], "common is not counted again");
   // 64 times the budget (320) more segments later, it is counted again.
-  for (let id = 51; id <= 370; id++) {
-    segment.run(id, id);
-    add.run(id, "other");
-  }
+  for (let id = 51; id <= 370; id++) add(id, "other");
   counts.length = 0;
   search(ftsTerms("common zebra"), [], 10);
   assert.ok(counts.includes('{text} : "common"'), counts.join());
@@ -794,7 +770,9 @@ Deno.test("ftsSearcher(): a word found more common than the budget is not counte
 });
 
 type Type = "user" | "reasoning" | "tool_result";
-function typedMemory(rows: Array<[number, string, Type]>) {
+
+/** A memory database holding segments of one run loop (id, text, type), and a way to add more. */
+function segmentsMemory(rows: Array<[number, string, Type]> = []) {
   const db = openMemoryDatabase(":memory:");
   db.exec(`INSERT INTO run_loops (id, status, created_at, archived_at, archive_seq, json)
     VALUES ('loop', 'completed', '', '', 1, '{}')`);
@@ -802,12 +780,13 @@ function typedMemory(rows: Array<[number, string, Type]>) {
     `INSERT INTO segments (id, run_loop_id, seq, iteration, type, timestamp, text)
      VALUES (?, 'loop', ?, 0, ?, '', ?)`,
   );
-  const add = db.prepare("INSERT INTO segments_fts (rowid, text, type) VALUES (?, ?, ?)");
-  for (const [id, text, type] of rows) {
+  const index = db.prepare("INSERT INTO segments_fts (rowid, text, type) VALUES (?, ?, ?)");
+  const add = (id: number, text: string, type: Type = "user") => {
     segment.run(id, id, type, text);
-    add.run(id, text, type);
-  }
-  return db;
+    index.run(id, text, type);
+  };
+  for (const [id, text, type] of rows) add(id, text, type);
+  return { db, add };
 }
 const sorted = (ids: number[]) => [...ids].sort((a, b) => a - b);
 
@@ -817,7 +796,7 @@ Deno.test("ftsSearcher(): a search filtered by type gives the same results wheth
   for (let id = 1; id <= 10; id++) rows.push([id, "lock", "tool_result"]);
   rows.push([11, "lock held by the writer", "reasoning"]);
   rows.push([12, "sqlite writer", "reasoning"]);
-  const db = typedMemory(rows);
+  const { db } = segmentsMemory(rows);
   const search = ftsSearcher(db, 5);
   const before = search(ftsTerms("lock sqlite"), ["reasoning"], 10);
   assert.deepEqual(sorted(before), [11, 12], "2 reasoning matches: ranked whole");
@@ -832,7 +811,7 @@ Deno.test("ftsSearcher(): a single-word search filtered by type keeps its BM25 o
   for (let id = 1; id <= 10; id++) rows.push([id, "lock", "tool_result"]);
   rows.push([11, "lock lock lock lock", "reasoning"]); // best match, older
   rows.push([12, "a long reasoning about many things and a lock at the end of it", "reasoning"]);
-  const db = typedMemory(rows);
+  const { db } = segmentsMemory(rows);
   const search = ftsSearcher(db, 5);
   const before = search(ftsTerms("lock"), ["reasoning"], 1);
   search(ftsTerms("lock"), [], 10);
