@@ -103,10 +103,9 @@ export function ftsSearcher(db: DatabaseSync, budget: number = FTS_BUDGET): FtsS
       : "";
     const match = (group: readonly string[], operator: "OR" | "AND") =>
       `{text} : (${group.join(` ${operator} `)})${filter}`;
-    // Words found more common than the budget lately are not counted again (see the module's
-    // doc): counting one reads as many of its matches as the budget.
-    // (Recorded as the index folds them, in lower case.) A search of some types only counts its
-    // whole OR of those types all the same: a word common in all types may not be in those.
+    // Words recorded as more common than the budget (in lower case, as the index folds them)
+    // are not counted again: see the module's doc. A search of some types counts its whole OR
+    // all the same, as a word common in all types may be rare in those.
     const newestId = Number(last.get()?.id ?? 0);
     const folded = terms.map((term) => term.toLowerCase());
     const recorded = known.all(JSON.stringify(folded), newestId - budget * _COMMON_FOR);
@@ -138,7 +137,7 @@ export function ftsSearcher(db: DatabaseSync, budget: number = FTS_BUDGET): FtsS
     // together reads their matches until enough are found: only the newest segments are looked
     // in, as many as the matches of a few words that are too common to rank by.
     const words = counted.map(({ term }) => term);
-    const window = Math.max(0, Number(last.get()?.id ?? 0) - budget * _NEWEST_WINDOW);
+    const window = Math.max(0, newestId - budget * _NEWEST_WINDOW);
     const together = words.length > 1 ? ids(newest.all(match(words, "AND"), window, limit)) : [];
     return together.length > 0 ? together : ids(newest.all(match(words, "OR"), 0, limit));
   };
