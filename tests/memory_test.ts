@@ -384,15 +384,23 @@ Deno.test("ftsSearcher() keeps its cost bounded: common words left out, then the
   db.close();
 });
 
-Deno.test("ftsSearcher(): words too common to rank by are looked for together among the newest segments only", () => {
+Deno.test("ftsSearcher(): words too common to rank by are looked for together among each word's newest matches", () => {
   const { db, add } = segmentsMemory();
-  // Budget 2: the newest 32 segments (16 times the budget) are looked in.
-  for (let id = 1; id <= 100; id++) add(id, id === 10 ? "alpha beta" : id % 2 ? "alpha" : "beta");
+  // Budget 2: the newest 2 matches of each word are looked in.
+  for (let id = 1; id <= 100; id++) add(id, id === 90 ? "alpha beta" : id % 2 ? "alpha" : "beta");
   const search = ftsSearcher(db, 2);
-  // The one segment with both words is older than the newest 32: the newest with either.
+  // The one segment with both words is older than the newest 2 with either: the newest with
+  // either (reading the words' matches until a segment has both would read the whole memory).
   assert.deepEqual(search(ftsTerms("alpha beta"), [], 3), [100, 99, 98]);
   add(101, "alpha beta");
   assert.deepEqual(search(ftsTerms("alpha beta"), [], 3), [101]);
+  add(102, "alpha");
+  assert.deepEqual(search(ftsTerms("beta alpha"), [], 3), [101]);
+  // Of some types only: each word's newest matches of those types.
+  add(103, "alpha beta", "reasoning");
+  add(104, "alpha beta");
+  assert.deepEqual(search(ftsTerms("alpha beta"), ["reasoning"], 3), [103]);
+  assert.deepEqual(search(ftsTerms("alpha beta"), [], 3), [104, 103]);
   db.close();
 });
 
