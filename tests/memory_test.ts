@@ -368,8 +368,9 @@ Deno.test("ftsSearcher() keeps its cost bounded: common words left out, then the
   const search = ftsSearcher(db, 5);
   // "common" is in 21 segments, "zebra" in one: ranked on "zebra" alone.
   assert.deepEqual(search(ftsTerms("common zebra"), [], 10), [7]);
-  // Every word too common: the newest segments that have them all, newest first.
-  assert.deepEqual(search(ftsTerms("common words"), [], 4), [20, 19, 18, 17]);
+  // Every word too common: the newest segments that have them all, newest first, among each
+  // word's newest matches (3 each: the budget of 5 shared).
+  assert.deepEqual(search(ftsTerms("common words"), [], 4), [20, 19]);
   // None has them all: the newest that have any.
   assert.deepEqual(search(ftsTerms("lonely words"), [], 3), [28, 27, 26]);
   // A word that matches nothing is left out; a single common word gives the newest matches.
@@ -386,9 +387,9 @@ Deno.test("ftsSearcher() keeps its cost bounded: common words left out, then the
 
 Deno.test("ftsSearcher(): words too common to rank by are looked for together among each word's newest matches", () => {
   const { db, add } = segmentsMemory();
-  // Budget 2: the newest 2 matches of each word are looked in.
+  // Budget 4, two words: the newest 2 matches of each word are looked in.
   for (let id = 1; id <= 100; id++) add(id, id === 90 ? "alpha beta" : id % 2 ? "alpha" : "beta");
-  const search = ftsSearcher(db, 2);
+  const search = ftsSearcher(db, 4);
   // The one segment with both words is older than the newest 2 with either: the newest with
   // either (reading the words' matches until a segment has both would read the whole memory).
   assert.deepEqual(search(ftsTerms("alpha beta"), [], 3), [100, 99, 98]);
