@@ -7,9 +7,9 @@
  * with memory on (the project's memory recalled for the prompt, the run saved as a session, its
  * run loop archived), against the scripted model; then builds, through the real stores, `N`
  * sessions (default 100,000; a few messages each, over 20 projects and a few models) and an
- * archive of `M` run loops (default 100,000, realistic text; a fifth of the goals, and of the
- * prompts of the runs, are prompts users repeat); then measures, as median and p95
- * of repeated samples: a session read by id and by an 8-character prefix, a listing page (the
+ * archive of `M` run loops (default 100,000, realistic text, the last 3,000 after a recall for
+ * their goal as runs do; a fifth of the goals, and of the prompts of the runs, are prompts users
+ * repeat); then measures, as median and p95 of repeated samples: a session read by id and by an 8-character prefix, a listing page (the
  * first and a deep one, where the store pages; the whole listing otherwise), `latest(cwd)`, and
  * `--after` (default 200) more runs. It prints the bytes per archived run and the data
  * directory's size, and the load average, since the machine's other work shows in every figure.
