@@ -1,7 +1,7 @@
 /**
  * Longevity figures: `deno task bench:longevity [--sessions N] [--runs M] [--first F]
- * [--after A] [--retention cli|none] [--keep]` (`--help` says what each does). Whether the CLI and the service stay as fast after 100,000 runs as after
- * the first.
+ * [--after A] [--retention cli|none] [--keep]` (`--help` says what each does). Whether the CLI
+ * and the service stay as fast after 100,000 runs as after the first.
  *
  * In a temporary data directory it runs `--first` (default 1,000) runs the way a CLI run does
  * with memory on (the project's memory recalled for the prompt, the run saved as a session, its
@@ -9,10 +9,11 @@
  * sessions (default 100,000; a few messages each, over 20 projects and a few models) and an
  * archive of `M` run loops (default 100,000, realistic text, the last 3,000 after a recall for
  * their goal as runs do; a fifth of the goals, and of the prompts of the runs, are prompts users
- * repeat); then measures, as median and p95 of repeated samples: a session read by id and by an 8-character prefix, a listing page (the
- * first and a deep one, where the store pages; the whole listing otherwise), `latest(cwd)`, and
- * `--after` (default 200) more runs. It prints the bytes per archived run and the data
- * directory's size, and the load average, since the machine's other work shows in every figure.
+ * repeat); then measures, as median and p95 of repeated samples: a session read by id and by an
+ * 8-character prefix, a listing page (the first and a deep one, where the store pages; the whole
+ * listing otherwise), `latest(cwd)`, and `--after` (default 200) more runs. It prints the bytes
+ * per archived run and the data directory's size, and the load average, since the machine's
+ * other work shows in every figure.
  */
 
 import { loadavg } from "node:os";
