@@ -338,6 +338,31 @@ Deno.test("retrieve() filters by segment type", async () => {
   });
 });
 
+Deno.test("retrieve() with excludeRunLoop gives the limit best of the other run loops", async () => {
+  await withMemory(async (memory) => {
+    await memory.archive(DEBUGGING);
+    await memory.archive(runLoop("other", [
+      iteration(0, { user: "Is the database locked again?", response: "No lock this time." }),
+      iteration(1, { user: "And the database?", response: "The database is fine." }),
+    ]));
+    const all = await memory.retrieve("database locked", { limit: 3 });
+    assert.equal(all[0].anchor.runLoopId, "debugging");
+    const others = await memory.retrieve("database locked", {
+      limit: 3,
+      excludeRunLoop: "debugging",
+    });
+    assert.deepEqual(others.map((s) => s.anchor.runLoopId), ["other", "other", "other"]);
+    assert.ok(others.every((s, i) => i === 0 || s.relevance <= others[i - 1].relevance));
+    // Nothing else to give: fewer than the limit.
+    const rest = await memory.retrieve("database locked", {
+      limit: 9,
+      excludeRunLoop: "debugging",
+    });
+    assert.equal(rest.length, 4);
+    await assert.rejects(memory.retrieve("lock", { excludeRunLoop: 5 as never }), TypeError);
+  });
+});
+
 Deno.test("archive() of a run loop again replaces it; recent() lists newest first", async () => {
   await withMemory(async (memory) => {
     await memory.archive(DEBUGGING);

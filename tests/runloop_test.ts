@@ -5,8 +5,10 @@ import { type AgentEvent, defineTool } from "../mod.ts";
 import type { RunLoopEvent } from "../lib/runloop/events.ts";
 import { openMemory } from "../lib/memory/sqlite.ts";
 import type { RunLoop } from "../lib/memory/types.ts";
+import type { RetrieveOptions } from "../lib/memory/memory.ts";
 import { runLoops } from "../lib/runloop/manager.ts";
 import { fallbackRoute, routeMessage } from "../lib/runloop/router.ts";
+import { memoryContext } from "../lib/runloop/recall.ts";
 import { runInLoop, type RunInLoopOptions, type RunInLoopResult } from "../lib/runloop/run.ts";
 import { createAgentService } from "../lib/service/service.ts";
 import type { Model } from "../lib/model.ts";
@@ -208,6 +210,45 @@ Deno.test("long-term memory: a second run finds what the first one learned", asy
   assert.ok(recalled?.role === "tool" && recalled.name === "recall");
   assert.match(recalled.content, /4711/);
   assert.equal(result.text, "Port 4711, as found before.");
+  await memory.close();
+});
+
+Deno.test("long-term memory: the memories offered leave out the run loop's own, and only as many are read", async () => {
+  const memory = await openMemory({ path: ":memory:" });
+  const loop = (id: string, texts: string[]): RunLoop => ({
+    id,
+    goal: texts[0],
+    status: "completed",
+    createdAt: "2025-01-01T00:00:00.000Z",
+    completedAt: "2025-01-01T00:01:00.000Z",
+    iterations: texts.map((text, index) => ({
+      index,
+      userMessage: text,
+      reasoning: [],
+      toolCalls: [],
+      toolResults: [],
+      response: `Answered: ${text}`,
+      startedAt: "2025-01-01T00:00:00.000Z",
+      endedAt: "2025-01-01T00:01:00.000Z",
+    })),
+  });
+  await memory.archive(loop("own", ["The database is locked", "Still locked: the database"]));
+  await memory.archive(loop("other", ["Was the database locked?", "The database lock is gone"]));
+  const asked: Array<RetrieveOptions | undefined> = [];
+  const retrieve = (query: string, options?: RetrieveOptions) => {
+    asked.push(options);
+    return memory.retrieve(query, options);
+  };
+  const watched = new Proxy(memory, {
+    get: (target, key) => key === "retrieve" ? retrieve : Reflect.get(target, key),
+  });
+  const offered = await memoryContext(watched, "database locked", { limit: 3, exclude: "own" });
+  assert.ok(offered?.role === "user" && typeof offered.content === "string");
+  const lines = offered.content.split("\n").filter((line) => /^\[[^\]]*#\d+ /.test(line));
+  assert.equal(lines.length, 3);
+  assert.ok(lines.every((line) => line.startsWith("[other#")), offered.content);
+  assert.deepEqual(asked, [{ limit: 3, excludeRunLoop: "own" }]);
+  assert.equal(await memoryContext(watched, "database locked", { limit: 0 }), undefined);
   await memory.close();
 });
 

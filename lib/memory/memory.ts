@@ -58,6 +58,11 @@ export interface RetrieveOptions {
   limit?: number;
   /** Only segments of these types. */
   types?: readonly SegmentType[];
+  /**
+   * Leaves out the segments of this run loop (the one being worked on, whose own words would
+   * match first): the `limit` best of the others.
+   */
+  excludeRunLoop?: string;
 }
 
 /** Figures about a memory. */

@@ -16,7 +16,7 @@ import { segmentRunLoop } from "./segments.ts";
 import { redactValue, secretRedactor } from "../secrets/redact.ts";
 import type { ArchiveResult, MemoryOptions, MemoryStore } from "./memory.ts";
 import { checkRetention, PRUNE_STEP, pruner } from "./retention.ts";
-import type { RunLoop, Segment, SegmentType } from "./types.ts";
+import type { RetrievedSegment, RunLoop, Segment, SegmentType } from "./types.ts";
 import { SEGMENT_TYPES, type SegmentRow, type VectorStore, vectorStore } from "./vector_store.ts";
 
 /** Segments of older run loops embedded along with an archive, when some were missed. */
@@ -214,6 +214,10 @@ function _open(options: MemoryOptions): MemoryStore {
       open();
       if (typeof query !== "string") throw new TypeError("retrieve() needs a query text");
       const limit = _count(options.limit ?? 8, "limit");
+      const exclude = options.excludeRunLoop;
+      if (exclude !== undefined && typeof exclude !== "string") {
+        throw new TypeError("excludeRunLoop must be a run loop's id");
+      }
       const types = [...new Set(options.types ?? [])];
       for (const type of types) {
         if (!SEGMENT_TYPES.includes(type)) throw new TypeError(`Unknown segment type "${type}"`);
@@ -230,13 +234,22 @@ function _open(options: MemoryOptions): MemoryStore {
       if (queryVector && vectors) {
         rankings.push(vectors.search(queryVector, depth, types).map((hit) => hit.id));
       }
-      const fused = fuseRankings(rankings).slice(0, limit);
-      const rows = byIds.all(JSON.stringify(fused.map(({ id }) => id))) as unknown as _Row[];
-      const found = new Map(rows.map((row) => [row.id, row]));
-      return fused.flatMap(({ id, relevance }) => {
-        const row = found.get(id);
-        return row ? [{ ..._segment(row, redact), relevance }] : [];
-      });
+      // Only the rows returned are read, best first: those of a run loop left out are made up
+      // for from the next best.
+      const fused = fuseRankings(rankings);
+      const kept: RetrievedSegment[] = [];
+      for (let at = 0; at < fused.length && kept.length < limit;) {
+        const next = fused.slice(at, at += limit - kept.length);
+        const rows = byIds.all(JSON.stringify(next.map(({ id }) => id))) as unknown as _Row[];
+        const found = new Map(rows.map((row) => [row.id, row]));
+        for (const { id, relevance } of next) {
+          const row = found.get(id);
+          if (row && row.run_loop_id !== exclude) {
+            kept.push({ ..._segment(row, redact), relevance });
+          }
+        }
+      }
+      return kept;
     },
 
     expand(anchor, window = 3) {

@@ -106,10 +106,13 @@ export async function memoryContext(
   text: string,
   options: { limit?: number; minRelevance?: number; exclude?: string } = {},
 ): Promise<Message | undefined> {
-  const found = (await memory.retrieve(text, { limit: (options.limit ?? 5) + 5 }))
+  // Best first, so those under the relevance asked for are the last: the limit is read, no
+  // more. (A store that does not leave out the run loop `exclude` names has it left out here.)
+  const limit = options.limit ?? 5;
+  if (limit < 1) return undefined;
+  const found = (await memory.retrieve(text, { limit, excludeRunLoop: options.exclude }))
     .filter((segment) => segment.relevance >= (options.minRelevance ?? 0.05))
-    .filter((segment) => segment.anchor.runLoopId !== options.exclude)
-    .slice(0, options.limit ?? 5);
+    .filter((segment) => segment.anchor.runLoopId !== options.exclude);
   if (found.length === 0) return undefined;
   return {
     role: "user",
