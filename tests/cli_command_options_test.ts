@@ -7,14 +7,13 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseCliArgs } from "../lib/cli/args.ts";
 import { memoryPath } from "../lib/cli/memory.ts";
 import { openMemory } from "../lib/memory/mod.ts";
 import { parseSessionsArgs } from "../lib/cli/sessions_command.ts";
 import { fileSessionStore, pruneSessions } from "../lib/session/mod.ts";
+import { runCli } from "./cli_run_support.ts";
 
-const CLI = fileURLToPath(new URL("../mod.ts", import.meta.url));
 const AT = "2026-01-01T00:00:00.000Z";
 
 /** A project, and the CLI's data and configuration directories, each of its own. */
@@ -29,24 +28,8 @@ async function places() {
 }
 
 /** `agent …args`, run from `elsewhere` (never the project), with no model to reach. */
-async function agent(args: string[], where: Awaited<ReturnType<typeof places>>) {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI, ...args],
-    cwd: where.elsewhere,
-    env: {
-      AGENT_DATA_DIR: where.data,
-      AGENT_CONFIG_DIR: where.config,
-      NO_COLOR: "1",
-      OPENAI_API_KEY: "k",
-      OPENAI_BASE_URL: "http://127.0.0.1:9/v1",
-    },
-    stdin: "null",
-  }).output();
-  return {
-    code: output.code,
-    stdout: new TextDecoder().decode(output.stdout),
-    stderr: new TextDecoder().decode(output.stderr),
-  };
+function agent(args: string[], where: Awaited<ReturnType<typeof places>>) {
+  return runCli(args, { ...where, cwd: where.elsewhere });
 }
 
 Deno.test("agent --cwd <dir> memory …: the options before memory are its own", async () => {

@@ -6,36 +6,24 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import {
   type MockServer,
   startMockEmbeddingsServer,
   startMockOpenAIServer,
 } from "../lib/testing/mod.ts";
+import { runCli } from "./cli_run_support.ts";
 
-const MOD = fileURLToPath(new URL("../mod.ts", import.meta.url));
-
-async function cli(
+function cli(
   server: MockServer,
   dirs: { cwd: string; data: string; config: string },
   args: string[],
 ) {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MOD, "-m", "openai/test", "--cwd", dirs.cwd, ...args],
-    env: {
-      OPENAI_API_KEY: "k",
-      OPENAI_BASE_URL: server.url,
-      AGENT_DATA_DIR: dirs.data,
-      AGENT_CONFIG_DIR: dirs.config,
-      NO_COLOR: "1",
-    },
-    stdin: "null",
-  }).output();
-  return {
-    code: output.code,
-    stdout: new TextDecoder().decode(output.stdout),
-    stderr: new TextDecoder().decode(output.stderr),
-  };
+  const { data, config } = dirs;
+  return runCli(["-m", "openai/test", "--cwd", dirs.cwd, ...args], {
+    data,
+    config,
+    url: server.url,
+  });
 }
 
 async function dirs() {

@@ -8,7 +8,6 @@ import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { fileURLToPath } from "node:url";
 import {
   checkRetention,
   type MemoryStore,
@@ -20,8 +19,8 @@ import { memoryPath } from "../lib/cli/memory.ts";
 import { parseMemoryArgs } from "../lib/cli/memory_command.ts";
 import { createRecallTool } from "../lib/runloop/recall.ts";
 import { startMockEmbeddingsServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
+import { type CliPlace, runCli } from "./cli_run_support.ts";
 
-const MOD = fileURLToPath(new URL("../mod.ts", import.meta.url));
 const AT = "2026-01-01T00:00:00.000Z";
 
 /** Run loop `n`: its goal and answer carry a word of its own (`topic<n>`) and a shared one. */
@@ -396,24 +395,8 @@ Deno.test("retention: prune() and vacuum() work through the worker thread too", 
 
 // `agent memory`, through the real CLI.
 
-async function agent(args: string[], where: { cwd: string; data: string; config: string }) {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MOD, ...args],
-    cwd: where.cwd,
-    env: {
-      AGENT_DATA_DIR: where.data,
-      AGENT_CONFIG_DIR: where.config,
-      NO_COLOR: "1",
-      OPENAI_API_KEY: "k",
-      OPENAI_BASE_URL: (where as { url?: string }).url ?? "http://127.0.0.1:9/v1",
-    },
-    stdin: "null",
-  }).output();
-  return {
-    code: output.code,
-    stdout: new TextDecoder().decode(output.stdout),
-    stderr: new TextDecoder().decode(output.stderr),
-  };
+function agent(args: string[], where: CliPlace) {
+  return runCli(args, where);
 }
 
 async function project() {
