@@ -19,9 +19,10 @@
  * as needed, which costs the same whatever the size of the memory: the segments with every word
  * are looked for among the newest matches of each word, {@link FTS_BUDGET} in all (a hundred of
  * each of three words). FTS5 would look for them together by reading the words' matches until
- * it finds enough segments with them all, which are rare when the words are far apart: a search
- * of three common words spent 2.6 ms so in a memory of 10,000 run loops, against 0.2 ms now,
- * and a bound on the rowid does not stop that read.
+ * it finds enough segments with them all, which are rare when the words are far apart, and a
+ * bound on the rowid does not stop that read: `bench/fts_search_bench.ts` measured a search of
+ * three common words at 0.73 ms in 3,000 segments and 0.94 ms in 60,000 (p99 2.3 ms) so,
+ * against 0.80 and 0.55 ms (p99 1.0 ms) now.
  *
  * Counting a word's matches reads as many of them as the budget, which for the words of a
  * large memory that every search has ("test", "file") is most of a search's cost. So a word
