@@ -363,6 +363,45 @@ Deno.test("retrieve() with excludeRunLoop gives the limit best of the other run 
   });
 });
 
+Deno.test("retrieve() with excludeRunLoop: a run loop with more matches than the search's depth does not crowd the others out", async () => {
+  await withMemory(async (memory) => {
+    await memory.archive(runLoop("other", [
+      iteration(0, { user: "Yesterday the database was locked during the long nightly job" }),
+    ]));
+    const many = Array.from(
+      { length: 45 },
+      (_, i) => iteration(i, { user: `database locked ${i}` }),
+    );
+    await memory.archive(runLoop("own", many));
+    const found = await memory.retrieve("database locked", { limit: 3, excludeRunLoop: "own" });
+    assert.deepEqual(found.map((s) => s.anchor.runLoopId), ["other"]);
+  });
+});
+
+Deno.test("retrieve() says which option is wrong, and how to put it right", async () => {
+  await withMemory(async (memory) => {
+    await memory.archive(DEBUGGING);
+    const valid = "user, reasoning, tool_call, tool_result, response";
+    await assert.rejects(
+      memory.retrieve("lock", { types: "tool_result" as never }),
+      new TypeError(`types must be an array of segment types: ${valid}`),
+    );
+    await assert.rejects(
+      memory.retrieve("lock", { types: ["answer" as never] }),
+      new TypeError(`Unknown segment type "answer": use ${valid}`),
+    );
+    await assert.rejects(
+      memory.retrieve("lock", { limit: "5" as never }),
+      new RangeError('Bad limit "5": use an integer from 1 to 10,000'),
+    );
+    // No options is as none given.
+    assert.deepEqual(
+      await memory.retrieve("lock", null as never),
+      await memory.retrieve("lock"),
+    );
+  });
+});
+
 Deno.test("archive() of a run loop again replaces it; recent() lists newest first", async () => {
   await withMemory(async (memory) => {
     await memory.archive(DEBUGGING);
@@ -394,8 +433,8 @@ Deno.test("ftsSearcher() keeps its cost bounded: common words left out, then the
   // "common" is in 21 segments, "zebra" in one: ranked on "zebra" alone.
   assert.deepEqual(search(ftsTerms("common zebra"), [], 10), [7]);
   // Every word too common: the newest segments that have them all, newest first, among each
-  // word's newest matches (3 each: the budget of 5 shared).
-  assert.deepEqual(search(ftsTerms("common words"), [], 4), [20, 19]);
+  // word's newest matches (3 each: the budget of 5 shared); then the newest with either.
+  assert.deepEqual(search(ftsTerms("common words"), [], 4), [20, 19, 21, 18]);
   // None has them all: the newest that have any.
   assert.deepEqual(search(ftsTerms("lonely words"), [], 3), [28, 27, 26]);
   // A word that matches nothing is left out; a single common word gives the newest matches.
@@ -419,14 +458,29 @@ Deno.test("ftsSearcher(): words too common to rank by are looked for together am
   // either (reading the words' matches until a segment has both would read the whole memory).
   assert.deepEqual(search(ftsTerms("alpha beta"), [], 3), [100, 99, 98]);
   add(101, "alpha beta");
-  assert.deepEqual(search(ftsTerms("alpha beta"), [], 3), [101]);
+  assert.deepEqual(search(ftsTerms("alpha beta"), [], 3), [101, 100, 99]);
   add(102, "alpha");
-  assert.deepEqual(search(ftsTerms("beta alpha"), [], 3), [101]);
+  assert.deepEqual(search(ftsTerms("beta alpha"), [], 3), [101, 102, 100]);
   // Of some types only: each word's newest matches of those types.
   add(103, "alpha beta", "reasoning");
   add(104, "alpha beta");
   assert.deepEqual(search(ftsTerms("alpha beta"), ["reasoning"], 3), [103]);
-  assert.deepEqual(search(ftsTerms("alpha beta"), [], 3), [104, 103]);
+  assert.deepEqual(search(ftsTerms("alpha beta"), [], 3), [104, 103, 102]);
+  db.close();
+});
+
+Deno.test("ftsSearcher(): every word too common, many segments with them all: the limit is given, those first", () => {
+  const { db, add } = segmentsMemory();
+  const words = ["kettle", "harbor", "violet", "granite", "meadow", "lantern"];
+  // Segment i has the words of the bits of i: each word in half of them, 62 with all six.
+  for (let id = 1; id <= 4000; id++) add(id, words.filter((_, bit) => (id >> bit) & 1).join(" "));
+  const found = ftsSearcher(db)(ftsTerms(words.join(" ")), [], 20);
+  assert.equal(found.length, 20);
+  // Those with every word among each word's newest 50 matches first (ids ending in six 1 bits).
+  const all = found.filter((id) => (id & 63) === 63);
+  assert.deepEqual(found.slice(0, all.length), all);
+  assert.ok(all.length > 0 && all.length < 20, `${all.length}`);
+  assert.deepEqual(found.slice(all.length), [...found.slice(all.length)].sort((a, b) => b - a));
   db.close();
 });
 
@@ -649,6 +703,24 @@ Deno.test("vectorIndex() finds the nearest vectors the same with the SIMD scan a
   assert.equal(simd.search(vectors[1999], 1)[0].id, 1999); // the last one moved into the hole
   assert.ok(simd.search(vectors[5], 50, { tags: 1 << 2 }).every((hit) => hit.id % 3 === 2));
   assert.throws(() => simd.add(1, [1, 2]), RangeError);
+});
+
+Deno.test("openMemoryInWorker(): what cannot reach the thread is refused with a rejection, and the memory closes clean", async () => {
+  const dir = await tempDir();
+  try {
+    const memory = await openMemoryInWorker({ path: join(dir, "memory.db") });
+    let answer: Promise<unknown> | undefined;
+    assert.doesNotThrow(() => {
+      answer = memory.retrieve("lock", { excludeRunLoop: Symbol("loop") as never });
+    });
+    await assert.rejects(answer!, /retrieve\(\) was given what cannot reach the memory's thread/);
+    await assert.rejects(memory.archive((() => {}) as never), TypeError);
+    // Nothing is left waiting: the memory still answers, then closes.
+    assert.deepEqual(await memory.retrieve("lock"), []);
+    await memory.close();
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
 Deno.test("openMemoryInWorker() does the same work on a thread of its own", async () => {

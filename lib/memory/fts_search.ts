@@ -15,7 +15,7 @@
  * reading every one of its matches, a read that grows with the memory (a search for "hello" in
  * a memory of 100,000 greetings spent 30 ms there, against 0.1 ms for the rest), and words that
  * common weigh next to nothing in BM25 anyway. The newest segments that have every word come
- * first then, else the newest that have any. Each is read from the newest end, as many matches
+ * first then, then the newest that have any. Each is read from the newest end, as many matches
  * as needed, which costs the same whatever the size of the memory: the segments with every word
  * are looked for among the newest matches of each word, {@link FTS_BUDGET} in all (a hundred of
  * each of three words). FTS5 would look for them together by reading the words' matches until
@@ -151,7 +151,11 @@ export function ftsSearcher(db: DatabaseSync, budget: number = FTS_BUDGET): FtsS
     const per = Math.ceil(budget / words.length);
     const each = words.flatMap((word) => [match([word], "OR"), per]);
     const shared = words.length > 1 ? ids(together(words.length).all(...each, limit)) : [];
-    return shared.length > 0 ? shared : ids(newest.all(match(words, "OR"), limit));
+    if (shared.length === limit) return shared;
+    // Made up to the limit from the newest that have any word.
+    const first = new Set(shared);
+    const any = ids(newest.all(match(words, "OR"), limit)).filter((id) => !first.has(id));
+    return [...shared, ...any].slice(0, limit);
   };
 }
 

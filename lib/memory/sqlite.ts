@@ -94,6 +94,7 @@ function _open(options: MemoryOptions): MemoryStore {
     `SELECT ${columns} FROM segments WHERE run_loop_id = ? AND seq BETWEEN ? AND ? ORDER BY seq`,
   );
   const loopJson = sql("SELECT json FROM run_loops WHERE id = ?");
+  const segmentsOf = sql("SELECT count(*) AS n FROM segments WHERE run_loop_id = ?");
   const recentJson = sql("SELECT json FROM run_loops ORDER BY archive_seq DESC LIMIT ?");
   // Counts kept by triggers, and the two ends of an index: one read each, whatever the size.
   const counts = sql(
@@ -210,19 +211,30 @@ function _open(options: MemoryOptions): MemoryStore {
       return { segments: segments.length, ...await track(embed(unembedded)) };
     },
 
-    async retrieve(query, options = {}) {
+    async retrieve(query, given) {
       open();
       if (typeof query !== "string") throw new TypeError("retrieve() needs a query text");
+      const options = given ?? {};
       const limit = _count(options.limit ?? 8, "limit");
       const exclude = options.excludeRunLoop;
       if (exclude !== undefined && typeof exclude !== "string") {
         throw new TypeError("excludeRunLoop must be a run loop's id");
       }
+      if (options.types !== undefined && !Array.isArray(options.types)) {
+        throw new TypeError(`types must be an array of segment types: ${SEGMENT_TYPES.join(", ")}`);
+      }
       const types = [...new Set(options.types ?? [])];
       for (const type of types) {
-        if (!SEGMENT_TYPES.includes(type)) throw new TypeError(`Unknown segment type "${type}"`);
+        if (!SEGMENT_TYPES.includes(type)) {
+          throw new TypeError(
+            `Unknown segment type ${JSON.stringify(type)}: use ${SEGMENT_TYPES.join(", ")}`,
+          );
+        }
       }
-      const depth = Math.max(limit * 4, 40);
+      // As many more as the run loop left out has segments, so that they cannot crowd the
+      // others out.
+      const own = exclude ? Number(segmentsOf.get(exclude)?.n ?? 0) : 0;
+      const depth = Math.min(Math.max(limit * 4, 40) + own, 10_000);
       // The query's embedding is on its way while full-text search runs. If it fails, the
       // search is full-text only.
       const embedding = vectors?.searchable() && query.trim()
@@ -411,7 +423,8 @@ function _segment(row: _Row, redact: (text: string) => string): Segment {
 
 function _count(value: number, name: string, min = 1): number {
   if (!Number.isInteger(value) || value < min || value > 10_000) {
-    throw new RangeError(`Bad ${name} ${value}: use an integer from ${min} to 10,000`);
+    const shown = typeof value === "number" ? value : JSON.stringify(value);
+    throw new RangeError(`Bad ${name} ${shown}: use an integer from ${min} to 10,000`);
   }
   return value;
 }

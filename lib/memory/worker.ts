@@ -95,9 +95,18 @@ export async function openMemoryInWorker(options: MemoryOptions): Promise<Memory
     if (failure) return Promise.reject(failure);
     const pending = Promise.withResolvers<unknown>();
     const id = ++calls;
+    try {
+      worker.postMessage({ id, method, args } satisfies _Call);
+    } catch (error) {
+      // What cannot be copied to the thread (a function, a symbol) is refused here.
+      return Promise.reject(
+        new TypeError(`${method}() was given what cannot reach the memory's thread`, {
+          cause: error,
+        }),
+      );
+    }
     if (waiting.size === 0) worker.ref();
     waiting.set(id, pending);
-    worker.postMessage({ id, method, args } satisfies _Call);
     return pending.promise as Promise<T>;
   };
 
