@@ -48,7 +48,8 @@ directory, removed at the end.
 
   --sessions N     sessions to build (default 100000)
   --runs M         run loops to archive (default 100000)
-  --first F        runs on an empty memory first (default 1000)
+  --first F        runs on an empty memory first (default 1000); a copy of the memory halfway
+                   through them ("the memory of run F/2") is run beside the whole archive at the end
   --after A        rounds of runs measured at the end (default 200)
   --retention R    cli (the CLI's default retention policy, the default) or none (keep all)
   --keep           keep the data directory and print where it is
@@ -64,10 +65,15 @@ function _flags<T>(parse: () => T): T {
     Deno.exit(2);
   }
 }
+/** A bad value ends the benchmark with what is wrong, as a bad flag does. */
+const refuse = (message: string): never => {
+  console.error(`${message} (see --help)`);
+  Deno.exit(2);
+};
 const count = (name: keyof typeof flags.values): number => {
   const value = Number(flags.values[name]);
   if (!Number.isInteger(value) || value < 1) {
-    throw new RangeError(`Bad --${name} ${flags.values[name]}: give a whole number of 1 or more`);
+    refuse(`Bad --${name} ${flags.values[name]}: give a whole number of 1 or more`);
   }
   return value;
 };
@@ -77,7 +83,7 @@ const FIRST = count("first");
 const AFTER = count("after");
 const PAGE = 50;
 if (flags.values.retention !== "cli" && flags.values.retention !== "none") {
-  throw new TypeError(`Bad --retention ${flags.values.retention}: give cli or none`);
+  refuse(`Bad --retention ${flags.values.retention}: give cli or none`);
 }
 /**
  * What memory keeps: the CLI's default retention policy, where it has one (a CLI run opens its
@@ -158,7 +164,9 @@ try {
       thousands(RUNS)
     } run loops in ${seconds(archiveBuilt)} (an archive: ${
       archiveCosts[0]?.toFixed(2)
-    } ms each in the first 5,000, ${archiveCosts.at(-1)?.toFixed(2)} ms in the last)`,
+    } ms each in the first ${thousands(Math.min(5000, archived - firstRuns.total.length))}, ${
+      archiveCosts.at(-1)?.toFixed(2)
+    } ms in the last)`,
   );
 
   console.log(`load average before measuring: ${load()}`);
