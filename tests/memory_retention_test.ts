@@ -434,13 +434,20 @@ Deno.test("agent memory: stats, a dry run, a prune and a vacuum of the project's
 
   const dry = await agent(["memory", "prune", "--keep", "5", "--dry-run"], where);
   assert.equal(dry.stdout, "Would drop 7 run loops (35 segments) of 12; nothing was dropped.\n");
+  const dryJson = await agent(
+    ["memory", "prune", "--keep", "5", "--dry-run", "--output", "json"],
+    where,
+  );
+  assert.equal(JSON.parse(dryJson.stdout).kept, 5, "what would be kept");
   const pruned = await agent(["memory", "prune", "--keep", "5"], where);
   assert.match(pruned.stdout, /^Dropped 7 run loops \(35 segments\); 5 run loops kept\./);
+  const again = await agent(["memory", "prune", "--keep", "5"], where);
+  assert.equal(again.stdout, "Nothing to drop: 5 run loops kept.\n");
   const older = await agent(["memory", "prune", "--older-than", "30d", "--output", "json"], where);
   assert.deepEqual(JSON.parse(older.stdout).runLoops, 0);
   const vacuumed = await agent(["memory", "vacuum"], where);
   assert.equal(vacuumed.code, 0, vacuumed.stderr);
-  assert.match(vacuumed.stdout, /^Vacuumed .+: .+ → .+ on disk\.\n$/);
+  assert.match(vacuumed.stdout, /^Vacuumed .+: the database file .+ → .+\.\n$/);
   await using memory = await openMemory({ path: where.db });
   assert.deepEqual(
     (await memory.recent(20)).map((kept) => kept.id),

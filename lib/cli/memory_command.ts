@@ -195,17 +195,22 @@ export async function runMemoryCommand(
         : "";
       const what = `${_count(result.runLoops, "run loop")}${outlined} ` +
         `(${_count(result.segments, "segment")})`;
+      const none = result.runLoops === 0 && !result.outlined;
+      // What is kept: after a dry run, what would be.
+      const kept = command.dryRun ? left.runLoops - result.runLoops : left.runLoops;
       print(
         command.dryRun
           ? `Would drop ${what} of ${left.runLoops.toLocaleString("en")}; nothing was dropped.\n`
-          : `Dropped ${what}; ${_count(left.runLoops, "run loop")} kept. ` +
+          : none
+          ? `Nothing to drop: ${_count(kept, "run loop")} kept.\n`
+          : `Dropped ${what}; ${_count(kept, "run loop")} kept. ` +
             `agent memory vacuum gives the space back.\n`,
-        { ...result, kept: left.runLoops, policy: applied },
+        { ...result, kept, policy: applied },
       );
     } else {
       const { bytesBefore, bytesAfter } = await memory.vacuum();
       print(
-        `Vacuumed ${path}: ${_size(bytesBefore)} → ${_size(bytesAfter)} on disk.\n`,
+        `Vacuumed ${path}: the database file ${_size(bytesBefore)} → ${_size(bytesAfter)}.\n`,
         { bytesBefore, bytesAfter },
       );
     }
