@@ -83,19 +83,6 @@ export function ftsSearcher(db: DatabaseSync, budget: number = FTS_BUDGET): FtsS
   const newest = db.prepare(
     "SELECT rowid AS id FROM segments_fts WHERE segments_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
   );
-  // The newest of each word's newest matches that all the words share, by number of words.
-  const togetherBy = new Map<number, StatementSync>();
-  const together = (count: number) => {
-    let statement = togetherBy.get(count);
-    if (!statement) {
-      const each = `SELECT id FROM (SELECT rowid AS id FROM segments_fts
-        WHERE segments_fts MATCH ? ORDER BY rowid DESC LIMIT ?)`;
-      const all = Array.from({ length: count }, () => each).join(" INTERSECT ");
-      statement = db.prepare(`${all} ORDER BY id DESC LIMIT ?`);
-      togetherBy.set(count, statement);
-    }
-    return statement;
-  };
   const last = db.prepare("SELECT max(id) AS id FROM segments");
   const known = db.prepare(
     `SELECT term FROM fts_common_terms WHERE term IN (SELECT value FROM json_each(?))
@@ -148,14 +135,25 @@ export function ftsSearcher(db: DatabaseSync, budget: number = FTS_BUDGET): FtsS
     // with every word first, looked for among the newest matches of each word, the budget's
     // in all.
     const words = counted.map(({ term }) => term);
+    const newestOf = (group: readonly string[], n: number) =>
+      ids(newest.all(match(group, "OR"), n));
+    if (words.length === 1) return newestOf(words, limit);
     const per = Math.ceil(budget / words.length);
-    const each = words.flatMap((word) => [match([word], "OR"), per]);
-    const shared = words.length > 1 ? ids(together(words.length).all(...each, limit)) : [];
-    if (shared.length === limit) return shared;
-    // Made up to the limit from the newest that have any word.
-    const first = new Set(shared);
-    const any = ids(newest.all(match(words, "OR"), limit)).filter((id) => !first.has(id));
-    return [...shared, ...any].slice(0, limit);
+    const lists = words.map((word) => newestOf([word], per));
+    const times = new Map<number, number>(); // how many of the words each segment read has
+    for (const list of lists) for (const id of list) times.set(id, (times.get(id) ?? 0) + 1);
+    const read = [...times.keys()].sort((a, b) => b - a);
+    const every = read.filter((id) => times.get(id) === words.length);
+    // Every segment with any of the words down to the newest of the words' last matches read
+    // was read: the newest with any word, as far as that.
+    const floor = Math.max(...lists.map((list) => list.length === per ? list[per - 1] : 0));
+    const first = new Set(every);
+    const newestFirst = [...every, ...read.filter((id) => id >= floor && !first.has(id))];
+    if (newestFirst.length >= limit || floor === 0) return newestFirst.slice(0, limit);
+    // Too few of them: made up to the limit from the newest that have any word.
+    const seen = new Set(newestFirst);
+    const more = newestOf(words, limit).filter((id) => !seen.has(id));
+    return [...newestFirst, ...more].slice(0, limit);
   };
 }
 
