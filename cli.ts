@@ -324,3 +324,6 @@ function _writeAll(stream: { writeSync(bytes: Uint8Array): number }, text: strin
   let bytes = encoder.encode(text);
   while (bytes.length > 0) bytes = bytes.subarray(stream.writeSync(bytes));
 }
+
+// `deno run -A cli.ts …` runs the command line as the package's main module does.
+if (import.meta.main) Deno.exit(await main(Deno.args));

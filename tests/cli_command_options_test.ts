@@ -7,6 +7,7 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { parseCliArgs } from "../lib/cli/args.ts";
 import { memoryPath } from "../lib/cli/memory.ts";
 import { openMemory } from "../lib/memory/mod.ts";
@@ -161,4 +162,15 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
+});
+
+Deno.test("deno run cli.ts runs the command line, as the package's main module does", async () => {
+  const where = await places();
+  const entry = fileURLToPath(new URL("../cli.ts", import.meta.url));
+  const version = await runCli(["--version"], { ...where, entry });
+  assert.equal(version.code, 0, version.stderr);
+  assert.match(version.stdout, /^agent \d+\.\d+\.\d+\n$/);
+  const memory = await runCli(["--cwd", where.project, "memory"], { ...where, entry });
+  assert.equal(memory.code, 0, memory.stderr);
+  assert.match(memory.stdout, /^No memory for /);
 });

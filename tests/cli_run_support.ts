@@ -19,6 +19,8 @@ export interface CliPlace {
   cwd?: string;
   /** The OpenAI-compatible server's base URL (default: a port nothing listens on). */
   url?: string;
+  /** The module run (default {@link CLI_ENTRY}). */
+  entry?: string;
 }
 
 /** What a CLI run left: its exit code and its output. */
@@ -37,7 +39,7 @@ export interface CliOutput {
  */
 export async function runCli(args: string[], where: CliPlace): Promise<CliOutput> {
   const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", CLI_ENTRY, ...args],
+    args: ["run", "-A", where.entry ?? CLI_ENTRY, ...args],
     ...(where.cwd === undefined ? {} : { cwd: where.cwd }),
     env: {
       AGENT_DATA_DIR: where.data,
