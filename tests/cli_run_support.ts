@@ -37,19 +37,26 @@ export interface CliOutput {
  * `agent …args` in a child process, with all permissions, stdin closed, no colours, and an
  * OpenAI key: its exit code and output.
  */
-export async function runCli(args: string[], where: CliPlace): Promise<CliOutput> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", where.entry ?? CLI_ENTRY, ...args],
-    ...(where.cwd === undefined ? {} : { cwd: where.cwd }),
-    env: {
-      AGENT_DATA_DIR: where.data,
-      AGENT_CONFIG_DIR: where.config,
-      NO_COLOR: "1",
-      OPENAI_API_KEY: "k",
-      OPENAI_BASE_URL: where.url ?? "http://127.0.0.1:9/v1",
-    },
-    stdin: "null",
-  }).output();
+export function runCli(args: string[], where: CliPlace): Promise<CliOutput> {
+  return outputOf(
+    new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", where.entry ?? CLI_ENTRY, ...args],
+      ...(where.cwd === undefined ? {} : { cwd: where.cwd }),
+      env: {
+        AGENT_DATA_DIR: where.data,
+        AGENT_CONFIG_DIR: where.config,
+        NO_COLOR: "1",
+        OPENAI_API_KEY: "k",
+        OPENAI_BASE_URL: where.url ?? "http://127.0.0.1:9/v1",
+      },
+      stdin: "null",
+    }),
+  );
+}
+
+/** Runs `command` to its end: its exit code and its output as text. */
+export async function outputOf(command: Deno.Command): Promise<CliOutput> {
+  const output = await command.output();
   return {
     code: output.code,
     stdout: new TextDecoder().decode(output.stdout),

@@ -6,6 +6,7 @@ import { toolRegistry } from "../lib/tool.ts";
 import { startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { calculator, evaluate } from "../examples/calculator.ts";
 import { createWeatherTool } from "../examples/weather.ts";
+import { outputOf } from "./cli_run_support.ts";
 
 Deno.test("examples/calculator: evaluates arithmetic with precedence and functions", () => {
   const cases: Array<[string, number]> = [
@@ -71,17 +72,14 @@ Deno.test("examples/weather: geocodes the city, then reads its current weather",
 });
 
 /** Runs an example in a child process, pointed at `baseURL` for its model. */
-async function runExample(name: string, args: string[], baseURL: string) {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", fileURLToPath(new URL(`../examples/${name}`, import.meta.url)), ...args],
-    env: { AGENT_MODEL: "openai/test", OPENAI_BASE_URL: baseURL, OPENAI_API_KEY: "sk-test" },
-    stdin: "null",
-  }).output();
-  return {
-    code: output.code,
-    stdout: new TextDecoder().decode(output.stdout),
-    stderr: new TextDecoder().decode(output.stderr),
-  };
+function runExample(name: string, args: string[], baseURL: string) {
+  return outputOf(
+    new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", fileURLToPath(new URL(`../examples/${name}`, import.meta.url)), ...args],
+      env: { AGENT_MODEL: "openai/test", OPENAI_BASE_URL: baseURL, OPENAI_API_KEY: "sk-test" },
+      stdin: "null",
+    }),
+  );
 }
 
 /** The examples that run as programs; each has a test of its exit code on success and failure. */
