@@ -21,8 +21,8 @@
  * each of three words). FTS5 would look for them together by reading the words' matches until
  * it finds enough segments with them all, which are rare when the words are far apart, and a
  * bound on the rowid does not stop that read: `bench/fts_search_bench.ts` measured a search of
- * three common words at 0.73 ms in 3,000 segments and 0.94 ms in 60,000 (p99 2.3 ms) so,
- * against 0.80 and 0.55 ms (p99 1.0 ms) now.
+ * three common words at 0.49 ms in 3,000 segments and 0.70 ms in 60,000 (p99 1.7 ms) so,
+ * against 0.53 and 0.54 ms (p99 1.3 ms) now.
  *
  * Counting a word's matches reads as many of them as the budget, which for the words of a
  * large memory that every search has ("test", "file") is most of a search's cost. So a word
