@@ -61,19 +61,18 @@ function _flags<T>(parse: () => T): T {
   try {
     return parse();
   } catch (error) {
-    console.error(`${(error as Error).message} (see --help)`);
-    Deno.exit(2);
+    return _refuse((error as Error).message);
   }
 }
-/** A bad value ends the benchmark with what is wrong, as a bad flag does. */
-const refuse = (message: string): never => {
+/** Ends the benchmark with what is wrong in its flags. */
+function _refuse(message: string): never {
   console.error(`${message} (see --help)`);
   Deno.exit(2);
-};
+}
 const count = (name: keyof typeof flags.values): number => {
   const value = Number(flags.values[name]);
   if (!Number.isInteger(value) || value < 1) {
-    refuse(`Bad --${name} ${flags.values[name]}: give a whole number of 1 or more`);
+    _refuse(`Bad --${name} ${flags.values[name]}: give a whole number of 1 or more`);
   }
   return value;
 };
@@ -83,7 +82,7 @@ const FIRST = count("first");
 const AFTER = count("after");
 const PAGE = 50;
 if (flags.values.retention !== "cli" && flags.values.retention !== "none") {
-  refuse(`Bad --retention ${flags.values.retention}: give cli or none`);
+  _refuse(`Bad --retention ${flags.values.retention}: give cli or none`);
 }
 /**
  * What memory keeps: the CLI's default retention policy, where it has one (a CLI run opens its
