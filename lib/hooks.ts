@@ -90,7 +90,9 @@ export interface Hooks {
  * const model = hookedModel(inner, {
  *   beforeModelCall: ({ messages }) => [...messages, { role: "user", content: "Be brief." }],
  * }, () => 1);
- * for await (const _ of model.stream({ messages: [], tools: [] })) { /* drain *\/ }
+ * for await (const _ of model.stream({ messages: [], tools: [] })) {
+ *   // read to the end
+ * }
  * if (inner.requests[0].messages.length !== 1) throw new Error("unexpected");
  * ```
  */

@@ -206,10 +206,17 @@ Deno.test({
     const health = await asNobody("curl", "-s", `${served.url}/v1/health`);
     assert.equal(health.stdout, '{"status":"ok"}');
 
-    // The token is the owner's alone: 0600, and nobody cannot read it.
+    // The token is the owner's alone: 0600, and nobody cannot read it, though nobody reads a
+    // file beside it that all may read (the folders on the way let nobody through).
     const tokenFile = served.tokenFile!;
     assert.equal((await Deno.stat(tokenFile)).mode! & 0o777, 0o600);
     assert.equal((await Deno.stat(tokenFile)).uid, Deno.uid());
+    const beside = join(dirname(tokenFile), "readable-by-all");
+    await Deno.writeTextFile(beside, "open", { mode: 0o644 });
+    await Deno.chmod(beside, 0o644);
+    const open = await asNobody("cat", beside);
+    assert.equal(open.stdout, "open", `nobody cannot reach the token's folder: ${open.stderr}`);
+    await Deno.remove(beside);
     const read = await asNobody("cat", tokenFile);
     assert.notEqual(read.code, 0);
     assert.match(read.stderr, /Permission denied/);

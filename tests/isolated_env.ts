@@ -6,7 +6,8 @@
  *
  * The temporary directories the tests make are made in one of the test process's own
  * (`TMPDIR`, `agent_tests_<pid>_…` under the system's): what an earlier test process left there
- * is removed once that process is gone, so that runs of the suite do not pile up in `/tmp`.
+ * is removed an hour after that process is gone, so that runs of the suite do not pile up in
+ * `/tmp`.
  *
  * Imported for its effect by every test file that starts processes or reads HOME. Test files may
  * share one process (`--parallel`): the first import sets the environment and the others keep it.
@@ -17,6 +18,10 @@
 import { basename } from "node:path";
 
 const MARK = "AGENT_TEST_HOME";
+
+/** The name of a test process's temporary directory, with the process's id. */
+const _OWN = /^agent_tests_(\d+)_/;
+const _HOUR = 3_600_000;
 
 if (Deno.env.get(MARK) !== Deno.env.get("HOME")) {
   const info = await new Deno.Command(Deno.execPath(), {
@@ -48,16 +53,26 @@ if (Deno.env.get(MARK) !== Deno.env.get("HOME")) {
  */
 async function _ownTempDir(): Promise<string> {
   const current = await Deno.realPath(Deno.env.get("TMPDIR") || "/tmp");
-  // Made already by this process (a test changed HOME since): not one in another, whose paths
-  // would be too long for a socket's.
-  if (basename(current).startsWith(`agent_tests_${Deno.pid}_`)) return current;
-  const system = current;
-  for await (const entry of Deno.readDir(system)) {
-    const pid = /^agent_tests_(\d+)_/.exec(entry.name)?.[1];
-    if (!entry.isDirectory || pid === undefined || _alive(Number(pid))) continue;
-    await Deno.remove(`${system}/${entry.name}`, { recursive: true }).catch(() => {});
+  // Made already, by this process (a test changed HOME since) or by the test process that
+  // started this one: not one in another, whose paths would be too long for a socket's.
+  if (_OWN.test(basename(current))) return current;
+  const now = Date.now();
+  for await (const entry of Deno.readDir(current)) {
+    const pid = _OWN.exec(entry.name)?.[1];
+    if (!entry.isDirectory || pid === undefined) continue;
+    const path = `${current}/${entry.name}`;
+    // A running suite makes and removes directories in it all the time: one untouched for an
+    // hour whose process is gone, or for a day (a process id used again, another system's), is
+    // a leftover.
+    const idle = now - ((await Deno.stat(path).catch(() => undefined))?.mtime?.getTime() ?? now);
+    if (idle < _HOUR || (idle < 24 * _HOUR && _alive(Number(pid)))) continue;
+    await Deno.remove(path, { recursive: true }).catch(() => {});
   }
-  return await Deno.makeTempDir({ dir: system, prefix: `agent_tests_${Deno.pid}_` });
+  const made = await Deno.makeTempDir({ dir: current, prefix: `agent_tests_${Deno.pid}_` });
+  // Others may pass through, as through the system's: a test that another user cannot read a
+  // file tests the file's own mode, not this directory's.
+  await Deno.chmod(made, 0o711);
+  return made;
 }
 
 /** Whether process `pid` is running (on a system without `/proc`, it is taken to be). */

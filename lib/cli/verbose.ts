@@ -17,7 +17,9 @@ import type { Model, ModelEvent, ModelRequest } from "../model.ts";
  * import { scriptedModel } from "../testing/scripted_model.ts";
  * const lines: string[] = [];
  * const model = verboseModel(scriptedModel([{ text: "hi" }]), (line) => lines.push(line));
- * for await (const _ of model.stream({ messages: [], tools: [] })) { /* drain *\/ }
+ * for await (const _ of model.stream({ messages: [], tools: [] })) {
+ *   // read to the end
+ * }
  * if (lines.length !== 2 || !lines[1].includes("stop")) throw new Error("unexpected");
  * ```
  */
