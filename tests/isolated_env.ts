@@ -49,7 +49,7 @@ if (Deno.env.get(MARK) !== Deno.env.get("HOME")) {
 
 /**
  * A temporary directory for this test process, under the system's; those of earlier test
- * processes that are gone are removed first.
+ * processes of this user that are left over (see below) are removed first.
  */
 async function _ownTempDir(): Promise<string> {
   const current = await Deno.realPath(Deno.env.get("TMPDIR") || "/tmp");
@@ -64,7 +64,9 @@ async function _ownTempDir(): Promise<string> {
     // A running suite makes and removes directories in it all the time: one untouched for an
     // hour whose process is gone, or for a day (a process id used again, another system's), is
     // a leftover.
-    const idle = now - ((await Deno.stat(path).catch(() => undefined))?.mtime?.getTime() ?? now);
+    const info = await Deno.lstat(path).catch(() => undefined);
+    if (!info || info.uid !== Deno.uid()) continue; // another user's, or gone
+    const idle = now - (info.mtime?.getTime() ?? now);
     if (idle < _HOUR || (idle < 24 * _HOUR && _alive(Number(pid)))) continue;
     await Deno.remove(path, { recursive: true }).catch(() => {});
   }
