@@ -13,7 +13,8 @@
  * 8-character prefix, a listing page (the first and a deep one, where the store pages; the whole
  * listing otherwise), `latest(cwd)`, and `--after` (default 200) more runs. It prints the bytes
  * per archived run and the data directory's size, and the load average, since the machine's
- * other work shows in every figure.
+ * other work shows in every figure; and the run-latency ratio of each block of 50 rounds, whose
+ * spread is how far one run of the benchmark can be trusted.
  */
 
 import { loadavg } from "node:os";
@@ -307,6 +308,16 @@ try {
       ratio <= 1.2 ? "ok" : "MISSED"
     }; / the first ${firstN} runs as they ran: ${(late.median / first.median).toFixed(2)}x`,
   );
+  const blocks = _blockRatios(lateOn.total, earlyOn.total, 50);
+  if (blocks.length > 1) {
+    console.log(
+      `  the same ratio in ${blocks.length} blocks of 50 rounds each (the machine's drift): ${
+        blocks[0].toFixed(2)
+      }x to ${blocks.at(-1)!.toFixed(2)}x, median ${
+        ((blocks[(blocks.length - 1) >> 1] + blocks[blocks.length >> 1]) / 2).toFixed(2)
+      }x`,
+    );
+  }
   console.log(
     `memory holds ${thousands(after.runLoops)} run loops, ${thousands(after.segments)} segments, ${
       (after.bytes / 1e6).toFixed(1)
@@ -329,4 +340,17 @@ try {
 } finally {
   if (flags.values.keep) console.log(`kept ${dataDir}`);
   else await Deno.remove(dataDir, { recursive: true });
+}
+
+/**
+ * The ratio of the medians of `late` and `early`, runs of the same rounds, in each block of
+ * `size` rounds (a last one shorter than half a block is left out): sorted.
+ */
+function _blockRatios(late: number[], early: number[], size: number): number[] {
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1];
+  const ratios: number[] = [];
+  for (let at = 0; at + size / 2 <= Math.min(late.length, early.length); at += size) {
+    ratios.push(median(late.slice(at, at + size)) / median(early.slice(at, at + size)));
+  }
+  return ratios.sort((a, b) => a - b);
 }
