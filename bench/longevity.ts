@@ -25,6 +25,7 @@ import { fileSessionStore, type SessionStore } from "../lib/session/mod.ts";
 import { buildArchive, buildSessions, pairedRuns, runs } from "./longevity_build.ts";
 import { du, figures, pagingOf, sample } from "./longevity_measure.ts";
 import { below } from "./longevity_workload.ts";
+import { median } from "./stats.ts";
 
 const flags = _flags(() =>
   parseArgs({
@@ -313,9 +314,7 @@ try {
     console.log(
       `  the same ratio in ${blocks.length} blocks of 50 rounds each (the machine's drift): ${
         blocks[0].toFixed(2)
-      }x to ${blocks.at(-1)!.toFixed(2)}x, median ${
-        ((blocks[(blocks.length - 1) >> 1] + blocks[blocks.length >> 1]) / 2).toFixed(2)
-      }x`,
+      }x to ${blocks.at(-1)!.toFixed(2)}x, median ${median(blocks).toFixed(2)}x`,
     );
   }
   console.log(
@@ -347,7 +346,6 @@ try {
  * `size` rounds (a last one shorter than half a block is left out): sorted.
  */
 function _blockRatios(late: number[], early: number[], size: number): number[] {
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1];
   const ratios: number[] = [];
   for (let at = 0; at + size / 2 <= Math.min(late.length, early.length); at += size) {
     ratios.push(median(late.slice(at, at + size)) / median(early.slice(at, at + size)));
