@@ -1,6 +1,6 @@
 /**
  * Longevity figures: `deno task bench:longevity [--sessions N] [--runs M] [--first F]
- * [--after A] [--retention cli|none] [--keep]` (`--help` says what each does). Whether the CLI
+ * [--after A] [--cli C] [--retention cli|none] [--keep]` (`--help` says what each does). Whether the CLI
  * and the service stay as fast after 100,000 runs as after the first.
  *
  * In a temporary data directory it runs `--first` (default 1,000) runs the way a CLI run does
@@ -11,20 +11,26 @@
  * their goal as runs do; a fifth of the goals, and of the prompts of the runs, are prompts users
  * repeat); then measures, as median and p95 of repeated samples: a session read by id and by an
  * 8-character prefix, a listing page (the first and a deep one, where the store pages; the whole
- * listing otherwise), `latest(cwd)`, and `--after` (default 200) more runs. It prints the bytes
+ * listing otherwise), `latest(cwd)`, and `--after` (default 200) more runs, each beside a run on
+ * the memory as it was halfway through the first runs. The same runs then end to end, as users
+ * see them: through `agent serve` (a service on each data directory) and as `--cli` (default 20)
+ * rounds of one-shot CLI processes, against a loopback server speaking OpenAI's streaming
+ * format. It prints the bytes
  * per archived run and the data directory's size, and the load average, since the machine's
  * other work shows in every figure; and the run-latency ratio of each block of 50 rounds, whose
  * spread is how far one run of the benchmark can be trusted.
  */
 
 import { loadavg } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
+import { DEFAULT_RETENTION, memoryPath } from "../lib/cli/memory.ts";
 import { openMemory } from "../lib/memory/mod.ts";
 import { fileSessionStore, type SessionStore } from "../lib/session/mod.ts";
 import { buildArchive, buildSessions, pairedRuns, runs } from "./longevity_build.ts";
 import { du, figures, pagingOf, sample } from "./longevity_measure.ts";
-import { below } from "./longevity_workload.ts";
+import { cliRuns, serviceRuns } from "./longevity_e2e.ts";
+import { below, toolOutput } from "./longevity_workload.ts";
 import { median } from "./stats.ts";
 
 const flags = _flags(() =>
@@ -35,6 +41,7 @@ const flags = _flags(() =>
       runs: { type: "string", default: "100000" },
       first: { type: "string", default: "1000" },
       after: { type: "string", default: "200" },
+      cli: { type: "string", default: "20" },
       retention: { type: "string", default: "cli" },
       keep: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
@@ -52,7 +59,9 @@ directory, removed at the end.
   --runs M         run loops to archive (default 100000)
   --first F        runs on an empty memory first (default 1000); a copy of the memory halfway
                    through them ("the memory of run F/2") is run beside the whole archive at the end
-  --after A        rounds of runs measured at the end (default 200)
+  --after A        rounds of runs measured at the end (default 200): in this process, and
+                   through agent serve (one service on each data directory)
+  --cli C          rounds of one-shot CLI runs measured at the end (default 20)
   --retention R    cli (the CLI's default retention policy, the default) or none (keep all)
   --keep           keep the data directory and print where it is
   -h, --help       this text`);
@@ -82,21 +91,18 @@ const SESSIONS = count("sessions");
 const RUNS = count("runs");
 const FIRST = count("first");
 const AFTER = count("after");
+const CLI = count("cli");
 const PAGE = 50;
 if (flags.values.retention !== "cli" && flags.values.retention !== "none") {
   _refuse(`Bad --retention ${flags.values.retention}: give cli or none`);
 }
 /**
- * What memory keeps: the CLI's default retention policy, where it has one (a CLI run opens its
- * memory with it), or everything (`--retention none`: archiving and recall against the whole
- * archive).
+ * What memory keeps: the CLI's default retention policy (a CLI run opens its memory with it), or
+ * everything (`--retention none`: archiving and recall against the whole archive; the CLI and the
+ * service are set to keep everything too).
  */
-const RETENTION = flags.values.retention === "none" ? undefined : await (async () => {
-  const cli = await import("../lib/cli/memory.ts") as Record<string, unknown>;
-  return cli.DEFAULT_RETENTION as Record<string, number> | undefined;
-})();
+const RETENTION = flags.values.retention === "none" ? undefined : DEFAULT_RETENTION;
 
-const PROJECTS = Array.from({ length: 20 }, (_, i) => `/home/ada/projects/app-${i + 1}`);
 const MODELS = [
   "openai/gpt-4.1-mini",
   "openai/gpt-5",
@@ -111,12 +117,28 @@ const thousands = (n: number) => n.toLocaleString("en-US");
 
 // Main ----------------------------------------------------------------------------------------
 
+// The data directory as the CLI and the service keep it (AGENT_DATA_DIR), with a second one,
+// "early", for the memory as it was halfway through the first runs; the projects live beside them,
+// the busiest (where runs run) a real directory.
 const dataDir = await Deno.makeTempDir({ prefix: "longevity_bench_" });
 const sessionsDir = join(dataDir, "sessions");
-const memoryPath = join(dataDir, "memory", "app-1.db");
-const earlyMemoryPath = join(dataDir, "early", "app-1.db");
-await Deno.mkdir(join(dataDir, "memory"), { recursive: true });
+const earlyDir = join(dataDir, "early");
+const configDir = join(dataDir, "config");
+const PROJECTS = Array.from({ length: 20 }, (_, i) => join(dataDir, "projects", `app-${i + 1}`));
 const runCwd = PROJECTS[0];
+const memoryFile = memoryPath(dataDir, runCwd);
+const earlyMemoryFile = memoryPath(earlyDir, runCwd);
+for (const dir of [dirname(memoryFile), dirname(earlyMemoryFile), configDir]) {
+  await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+}
+await Deno.mkdir(join(runCwd, "src"), { recursive: true });
+await Deno.writeTextFile(join(runCwd, "src", "main.ts"), toolOutput());
+if (!RETENTION) {
+  await Deno.writeTextFile(
+    join(configDir, "settings.json"),
+    JSON.stringify({ memory: { retention: false } }),
+  );
+}
 console.log(
   `longevity: ${thousands(SESSIONS)} sessions, ${thousands(RUNS)} archived run loops, ` +
     `memory kept ${
@@ -127,7 +149,7 @@ const started = performance.now();
 const figure = figures(log);
 try {
   const store = fileSessionStore({ dir: sessionsDir });
-  const openOptions = { path: memoryPath, ...(RETENTION ? { retention: RETENTION } : {}) };
+  const openOptions = { path: memoryFile, ...(RETENTION ? { retention: RETENTION } : {}) };
   let memory = await openMemory(openOptions);
 
   log(`${thousands(FIRST)} runs on an empty memory…`);
@@ -135,8 +157,7 @@ try {
   const firstHalf = await runs(half, { store, memory, cwd: runCwd, log });
   // The memory as it was halfway through the first runs, kept to run beside the whole archive.
   await memory.close();
-  await Deno.mkdir(join(dataDir, "early"));
-  await Deno.copyFile(memoryPath, earlyMemoryPath);
+  await Deno.copyFile(memoryFile, earlyMemoryFile);
   memory = await openMemory(openOptions);
   const secondHalf = await runs(FIRST - half, { store, memory, cwd: runCwd, log });
   const firstRuns = {
@@ -256,8 +277,8 @@ try {
   memory = await openMemory(openOptions);
   // Runs on the whole archive, alternated with runs on the memory as it was halfway through the
   // first runs (and an empty session store), so that the machine's load weighs on both alike.
-  const early = await openMemory({ ...openOptions, path: earlyMemoryPath });
-  const earlyStore = fileSessionStore({ dir: join(dataDir, "early", "sessions") });
+  const early = await openMemory({ ...openOptions, path: earlyMemoryFile });
+  const earlyStore = fileSessionStore({ dir: join(earlyDir, "sessions") });
   log(`${thousands(AFTER)} rounds of runs, the whole archive beside the early memory…`);
   const [lateOn, earlyOn, lateOff, earlyOff] = await pairedRuns(AFTER, [
     { store, memory, cwd: runCwd },
@@ -269,6 +290,14 @@ try {
   await memory.close();
   await early.close();
   await (earlyStore as SessionStore & { close?: () => unknown }).close?.();
+
+  // The same runs end to end, as users see them: through `agent serve`, and as one-shot CLI
+  // processes, on this data directory and on the early one, alternated.
+  const places = { dataDirs: [dataDir, earlyDir], cwd: runCwd, configDir };
+  log(`${thousands(AFTER)} rounds of runs through agent serve, on each data directory…`);
+  const [lateService, earlyService] = await serviceRuns(AFTER, places, { budgetMs: 90_000, log });
+  log(`${thousands(CLI)} rounds of one-shot CLI runs, on each data directory…`);
+  const [lateCli, earlyCli] = await cliRuns(CLI, places, { budgetMs: 120_000, log });
 
   const firstN = thousands(firstRuns.total.length);
   const pairs = thousands(lateOn.total.length);
@@ -292,6 +321,17 @@ try {
   figure.add(`  of which archive`, lateOn.archive);
   figure.add(`run, memory off, a new session store (alternated)`, earlyOff.total);
   figure.add(`run, memory off, ${thousands(SESSIONS)} sessions (alternated)`, lateOff.total);
+  const endToEnd = [
+    ["agent serve: POST /v1/runs", lateService, earlyService],
+    ["one-shot CLI process", lateCli, earlyCli],
+  ] as const;
+  const endToEndRatios = endToEnd.map(([what, lateTimes, earlyTimes]) => {
+    const before = figure.add(`${what}, memory of run ${thousands(half)}`, earlyTimes);
+    const now = figure.add(`${what}, ${thousands(SESSIONS)} sessions and the archive`, lateTimes);
+    now.target = `≤ ${(before.median * 1.2).toFixed(1)} ms`;
+    now.ok = now.median <= before.median * 1.2;
+    return `${what} ${(now.median / before.median).toFixed(2)}x ${now.ok ? "ok" : "MISSED"}`;
+  });
 
   const sessionsSize = await du(sessionsDir);
   const memorySize = await du(join(dataDir, "memory"));
@@ -308,6 +348,11 @@ try {
     }x (target ≤ 1.20x) ${
       ratio <= 1.2 ? "ok" : "MISSED"
     }; / the first ${firstN} runs as they ran: ${(late.median / first.median).toFixed(2)}x`,
+  );
+  console.log(
+    `end to end, on the whole data directory / on the early one, alternated (target ≤ 1.20x): ${
+      endToEndRatios.join("; ")
+    }`,
   );
   const blocks = _blockRatios(lateOn.total, earlyOn.total, 50);
   if (blocks.length > 1) {
