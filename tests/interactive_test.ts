@@ -6,6 +6,8 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { memoryPath } from "../lib/cli/memory.ts";
 import { type MockReply, type MockServer, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { childEnv, MOD, tempDir, Terminal } from "./terminal_support.ts";
 
@@ -865,5 +867,28 @@ Deno.test("interactive: leaving with nothing saved ends the prompt's line (Ctrl+
     await terminal.keys(key);
     const screen = await terminal.waitFor(/\[exit \d+\]/);
     assert.match(screen, /\n› *\n\[exit 0\]/, key);
+  }
+});
+
+Deno.test("interactive: a session memory cannot archive at its end says so, and its session is saved", async () => {
+  const cwd = await tempDir();
+  const data = await tempDir("agent_data_");
+  await using server = echoServer();
+  await using terminal = await start(server, cwd, { data });
+  await terminal.type("Remember the deploy steps\n");
+  await terminal.waitFor(/ok: Remember the deploy steps/);
+  // Another process writes to the memory until after the session ends: the archive waits its
+  // while, then fails, as it does on a full disk or a damaged file.
+  const memory = new DatabaseSync(memoryPath(data, cwd));
+  memory.exec("BEGIN IMMEDIATE");
+  try {
+    await terminal.keys("C-d");
+    const screen = await terminal.waitFor(/\[exit \d+\]/, 30_000);
+    assert.match(screen, /agent: this session was not archived in memory: database is locked/);
+    assert.match(screen, /Session [0-9a-f]{8} saved/);
+    assert.match(screen, /\[exit 0\]/);
+  } finally {
+    memory.exec("ROLLBACK");
+    memory.close();
   }
 });

@@ -168,6 +168,41 @@ Deno.test("run loops: a failed run fails its run loop; too many active ones comp
   await memory.close();
 });
 
+Deno.test("run loops: a run loop memory cannot archive still ends, its run keeps its answer, and its end says why", async () => {
+  const memory = await openMemory({ path: ":memory:" });
+  await memory.close(); // archiving now fails, as it does on a full disk or a damaged file
+  const loops = runLoops({ memory });
+  const model = scriptedModel(() => ({ text: "Fixed it." }));
+  const { events, result } = await collect({
+    model,
+    loops,
+    memory,
+    message: "Fix the build",
+    complete: true,
+  });
+  assert.equal(result.status, "success");
+  assert.equal(result.text, "Fixed it.");
+  const last = events.at(-1);
+  assert.ok(last?.type === "result" && last.text === "Fixed it.");
+  const end = events.find((e) => e.type === "run_loop_end");
+  assert.ok(end?.type === "run_loop_end" && end.status === "completed");
+  assert.match(end.archiveError ?? "", /memory is closed/);
+  assert.equal(loops.active().length, 0);
+
+  // A run loop that is archived says nothing of the kind.
+  const working = await openMemory({ path: ":memory:" });
+  const fine = await collect({
+    model,
+    loops: runLoops({ memory: working }),
+    memory: working,
+    message: "Fix the build",
+    complete: true,
+  });
+  const archived = fine.events.find((e) => e.type === "run_loop_end");
+  assert.ok(archived?.type === "run_loop_end" && !("archiveError" in archived));
+  await working.close();
+});
+
 Deno.test("long-term memory: a second run finds what the first one learned", async () => {
   const memory = await openMemory({ path: ":memory:" });
   const readConfig = defineTool({

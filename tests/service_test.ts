@@ -207,6 +207,43 @@ Deno.test("service: a message after the last turn boundary runs next, in the sam
   await memory.close();
 });
 
+Deno.test("service: a run whose run loop memory cannot archive succeeds with its answer; its end and the completion say why", async () => {
+  await using model = startMockOpenAIServer({
+    replies: (body) => ({ text: `heard: ${userTexts(body).at(-1)}` }),
+  });
+  const memory = await openMemory({ path: ":memory:" });
+  await memory.close(); // archiving now fails, as it does on a full disk or a damaged file
+  await using service = serveHandler({ model: openaiModel(model), memory });
+  const started = await post(`${service.url}/v1/runs`, {
+    message: "Write the notes",
+    complete: true,
+    stream: true,
+  });
+  const events = await readSse(started);
+  const result = events.at(-1)?.data;
+  assert.equal(result?.type, "result");
+  assert.equal(result?.status, "success");
+  assert.equal(result?.text, "heard: Write the notes");
+  assert.ok(!events.some((e) => e.data.type === "notice" && e.data.kind === "error"));
+  const end = events.find((e) => e.data.type === "run_loop_end")?.data;
+  assert.equal(end?.status, "completed");
+  assert.match(end?.archiveError ?? "", /memory is closed/);
+  const runId = started.headers.get("x-run-id");
+  const run = await (await fetch(`${service.url}/v1/runs/${runId}`)).json();
+  assert.equal(run.status, "success");
+
+  // Completing an idle run loop: it is completed, and the answer says it was not archived.
+  const idle = await (await post(`${service.url}/v1/runs`, { message: "Draft the plan" })).json();
+  assert.equal(idle.run.status, "success");
+  const completed = await post(`${service.url}/v1/run-loops/${idle.run.runLoopId}/complete`, {});
+  assert.equal(completed.status, 200);
+  const body = await completed.json();
+  assert.equal(body.status, "completed");
+  assert.match(body.archiveError ?? "", /memory is closed/);
+  const loops = await (await fetch(`${service.url}/v1/run-loops`)).json();
+  assert.deepEqual(loops.runLoops, []);
+});
+
 Deno.test("service: cancel ends a run as aborted, and its tool call is stopped", async () => {
   await using model = waitThenEcho();
   const gate = gateTool();

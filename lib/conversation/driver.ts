@@ -15,7 +15,7 @@ import type { MemoryStore } from "../memory/memory.ts";
 import type { Message } from "../messages.ts";
 import type { Model } from "../model.ts";
 import { permissionPolicy, type PolicyOptions } from "../permissions/policy.ts";
-import type { RunLoopEvent } from "../runloop/events.ts";
+import type { RunLoopEndEvent, RunLoopEvent } from "../runloop/events.ts";
 import { type Placement, type RunLoops, runLoops } from "../runloop/manager.ts";
 import { runInLoop, type RunInLoopResult } from "../runloop/run.ts";
 import {
@@ -143,8 +143,12 @@ export interface Driver {
    * the summary call fails.
    */
   compact(options?: CompactOptions): Promise<Compacted | undefined>;
-  /** Completes the run loop the conversation is in (archived in memory, if kept). */
-  endRunLoop(): Promise<void>;
+  /**
+   * Completes the run loop the conversation is in (archived in memory, if kept): the event that
+   * says so (its `archiveError` says why memory could not archive it), or nothing when the
+   * conversation is in no active run loop.
+   */
+  endRunLoop(): Promise<RunLoopEndEvent | undefined>;
   /**
    * Completes the run loop, closes the session, and goes on in a new conversation with the same
    * model, tools and permission policy.
@@ -208,8 +212,9 @@ export function startConversation(options: DriverOptions): Driver {
     const id = runLoopId;
     runLoopId = undefined;
     if (id && loops.active().some((loop) => loop.id === id)) {
-      await loops.end(id, "completed").catch(() => {});
+      return await loops.end(id, "completed").catch(() => undefined);
     }
+    return undefined;
   };
 
   return {

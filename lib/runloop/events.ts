@@ -35,7 +35,7 @@ export interface RunLoopStartEvent {
   costUsd?: number;
 }
 
-/** A run loop ended and was archived. */
+/** A run loop ended and was archived (or, with `archiveError`, could not be). */
 export interface RunLoopEndEvent {
   /** The event's type. */
   type: "run_loop_end";
@@ -45,6 +45,11 @@ export interface RunLoopEndEvent {
   status: "completed" | "failed";
   /** Iterations it had. */
   iterations: number;
+  /**
+   * Why memory could not archive it (a full disk, a damaged database, a closed memory): it
+   * ended all the same, and the run that ended it keeps its answer. Absent when it was archived.
+   */
+  archiveError?: string;
 }
 
 /**

@@ -88,7 +88,8 @@ export interface RunLoops {
   record(runLoopId: string, event: AgentEvent): void;
   /**
    * Ends a run loop: archives it (with `deferArchive`, leaves that to {@link archivePending})
-   * and gives the event that says so.
+   * and gives the event that says so. It ends even when memory cannot archive it: the event's
+   * `archiveError` then says why.
    */
   end(
     runLoopId: string,
@@ -237,9 +238,21 @@ export function runLoops(options: RunLoopsOptions = {}): RunLoops {
       spends.delete(runLoopId);
       entry.loop.status = status;
       entry.loop.completedAt = now();
+      const ended: RunLoopEndEvent = {
+        type: "run_loop_end",
+        runLoopId,
+        status,
+        iterations: entry.loop.iterations.length,
+      };
       if (options.deferArchive) pending.push(entry.loop);
-      else await options.memory?.archive(entry.loop);
-      return { type: "run_loop_end", runLoopId, status, iterations: entry.loop.iterations.length };
+      else {
+        // Memory that cannot archive (a full disk, a damaged file) costs the run loop its place
+        // there, never the answer of the run that ended it.
+        await options.memory?.archive(entry.loop).catch((error: unknown) => {
+          ended.archiveError = error instanceof Error ? error.message : String(error);
+        });
+      }
+      return ended;
     },
     async archivePending() {
       const archiving = pending;

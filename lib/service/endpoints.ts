@@ -167,8 +167,12 @@ export function serviceEndpoints(service: AgentService, options: EndpointOptions
       method: "POST",
       path: ["v1", "run-loops", ":id", "complete"],
       answer: async (_request, id) => {
-        await service.completeRunLoop(id);
-        return json(200, { runLoopId: id, status: "completed" });
+        const { archiveError } = await service.completeRunLoop(id);
+        return json(200, {
+          runLoopId: id,
+          status: "completed",
+          ...archiveError && { archiveError },
+        });
       },
     },
     {

@@ -282,7 +282,10 @@ export function openApiDocument(version: string, basePath: string): Record<strin
           summary: "Complete an idle run loop: it is archived in memory",
           parameters: [_id("id", "The run loop's id or a unique prefix")],
           responses: {
-            "200": { description: "Completed" },
+            "200": {
+              description: "Completed: { runLoopId, status }, with archiveError when memory " +
+                "could not archive it (it is completed all the same)",
+            },
             "404": _error("No such active run loop"),
             "409": _error("A run is going in it"),
           },

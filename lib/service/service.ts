@@ -127,8 +127,11 @@ export interface AgentService {
   runLoops(): (RunLoop & { runId?: string })[];
   /** A run loop, active or archived. */
   runLoop(id: string): Promise<RunLoop | undefined>;
-  /** Completes an idle run loop (archived in memory). */
-  completeRunLoop(id: string): Promise<void>;
+  /**
+   * Completes an idle run loop (archived in memory); `archiveError` says why memory could not
+   * archive it, when it could not (it is completed all the same).
+   */
+  completeRunLoop(id: string): Promise<{ archiveError?: string }>;
   /** The saved sessions of the service's working directory, newest first. */
   sessions(): Promise<SessionInfo[]>;
   /**
@@ -415,8 +418,9 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       if (busy.has(loop.id)) {
         throw new ServiceError("run_loop_busy", 409, `A run is going in run loop ${loop.id}`);
       }
-      await loops.end(loop.id, "completed");
+      const ended = await loops.end(loop.id, "completed");
       await _forget(loop.id);
+      return ended.archiveError === undefined ? {} : { archiveError: ended.archiveError };
     },
 
     sessions: (async (page?: SessionListOptions) => {

@@ -512,10 +512,14 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     running?.abort();
     view.stop();
     // The goal of this session is done: archive it in the project's memory.
-    await driver.endRunLoop();
+    const ended = await driver.endRunLoop();
     await driver.close();
     // Left from the prompt: what comes next (the shell's prompt) starts on a line of its own.
     if (prompting) write("\n");
+    if (ended?.archiveError) {
+      const why = terminalText(ended.archiveError);
+      write(paint("33", `agent: this session was not archived in memory: ${why}\n`));
+    }
     if (driver.conversation.saved) {
       const id = driver.conversation.id.slice(0, 8);
       write(
