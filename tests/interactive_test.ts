@@ -870,21 +870,27 @@ Deno.test("interactive: leaving with nothing saved ends the prompt's line (Ctrl+
   }
 });
 
-Deno.test("interactive: a session memory cannot archive at its end says so, and its session is saved", async () => {
+Deno.test("interactive: what memory cannot archive is said at /clear and at the end, and the session is saved", async () => {
   const cwd = await tempDir();
   const data = await tempDir("agent_data_");
   await using server = echoServer();
   await using terminal = await start(server, cwd, { data });
   await terminal.type("Remember the deploy steps\n");
   await terminal.waitFor(/ok: Remember the deploy steps/);
-  // Another process writes to the memory until after the session ends: the archive waits its
-  // while, then fails, as it does on a full disk or a damaged file.
+  // Another process writes to the memory meanwhile: each archive waits its while, then fails,
+  // as it does on a full disk or a damaged file.
   const memory = new DatabaseSync(memoryPath(data, cwd));
   memory.exec("BEGIN IMMEDIATE");
+  const unarchived =
+    /agent: the conversation so far was not archived in memory: database is locked/;
   try {
+    await terminal.type("/clear\n");
+    await waitForCount(terminal, unarchived, 1);
+    await terminal.type("Now the release notes\n");
+    await terminal.waitFor(/ok: Now the release notes/);
     await terminal.keys("C-d");
     const screen = await terminal.waitFor(/\[exit \d+\]/, 30_000);
-    assert.match(screen, /agent: this session was not archived in memory: database is locked/);
+    assert.equal(screen.match(new RegExp(unarchived, "g"))?.length, 2);
     assert.match(screen, /Session [0-9a-f]{8} saved/);
     assert.match(screen, /\[exit 0\]/);
   } finally {

@@ -79,6 +79,11 @@ export interface DriverOptions {
   /** The run loops the conversation's messages run in (default: its own, over `memory`). */
   runLoops?: RunLoops;
   /**
+   * Told when the conversation ends its run loop (`endRunLoop`, `restart`, `resume`): the event,
+   * whose `archiveError` says why memory could not archive it.
+   */
+  onRunLoopEnd?: (event: RunLoopEndEvent) => void;
+  /**
    * Where a message goes when {@link SendOptions.placement} does not say: `route` (default) lets
    * the run loops place it (a run loop it names, or a new one); `continue` keeps the
    * conversation in one run loop at a time, the one its last message went to while it is active.
@@ -212,7 +217,9 @@ export function startConversation(options: DriverOptions): Driver {
     const id = runLoopId;
     runLoopId = undefined;
     if (id && loops.active().some((loop) => loop.id === id)) {
-      return await loops.end(id, "completed").catch(() => undefined);
+      const ended = await loops.end(id, "completed").catch(() => undefined);
+      if (ended) options.onRunLoopEnd?.(ended);
+      return ended;
     }
     return undefined;
   };

@@ -351,6 +351,14 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     recallTool: options.recallTool,
     // One conversation, one run loop at a time: there is nothing to route between.
     placing: "continue",
+    // At the session's end, /clear or /resume: an archive that failed is said, never dropped.
+    onRunLoopEnd: (ended) => {
+      if (ended.archiveError === undefined) return;
+      if (prompting) write("\n");
+      prompting = false;
+      const why = terminalText(ended.archiveError);
+      write(paint("33", `agent: the conversation so far was not archived in memory: ${why}\n`));
+    },
   });
 
   /**
@@ -512,14 +520,10 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
     running?.abort();
     view.stop();
     // The goal of this session is done: archive it in the project's memory.
-    const ended = await driver.endRunLoop();
+    await driver.endRunLoop();
     await driver.close();
     // Left from the prompt: what comes next (the shell's prompt) starts on a line of its own.
     if (prompting) write("\n");
-    if (ended?.archiveError) {
-      const why = terminalText(ended.archiveError);
-      write(paint("33", `agent: this session was not archived in memory: ${why}\n`));
-    }
     if (driver.conversation.saved) {
       const id = driver.conversation.id.slice(0, 8);
       write(
