@@ -203,6 +203,44 @@ Deno.test("run loops: a run loop memory cannot archive still ends, its run keeps
   await working.close();
 });
 
+Deno.test("run loops: one memory could not archive is kept, reopened when named, and archived once memory works", async () => {
+  const memory = await openMemory({ path: ":memory:" });
+  let full = true; // memory fails as on a full disk until the test frees it
+  const archive = memory.archive.bind(memory);
+  memory.archive = (loop) => full ? Promise.reject(new Error("")) : archive(loop);
+  const heard: string[] = [];
+  const loops = runLoops({ memory, onArchiveError: (id, error) => heard.push(`${id}: ${error}`) });
+  const model = scriptedModel(() => ({ text: "Done." }));
+  const first = await collect({ model, loops, memory, message: "Fix the build", complete: true });
+  const id = first.result.runLoopId;
+  const end = first.events.find((e) => e.type === "run_loop_end");
+  // An error without a message is still said.
+  assert.ok(end?.type === "run_loop_end" && end.archiveError === "Error");
+  assert.deepEqual(heard, [`${id}: Error`]);
+  assert.equal((await loops.get(id.slice(0, 8)))?.status, "completed");
+  assert.equal(await memory.runLoop(id), undefined);
+
+  // Named, it goes on as a new run loop seeded from it; a run loop not known at all, as a new
+  // one, never in another that is active.
+  const other = await loops.place("Paint the fence");
+  const reopened = await loops.place("And the tests", { runLoopId: id });
+  assert.equal(reopened.event.decision, "reopened");
+  assert.equal(reopened.event.seededFrom, id);
+  assert.match(String(reopened.seed?.content), /Fix the build/);
+  const unknown = await loops.place("Paint the fence again", { runLoopId: "ffffffff" });
+  assert.equal(unknown.event.decision, "new");
+  assert.notEqual(unknown.runLoop.id, other.runLoop.id);
+  assert.match(unknown.event.reason, /ffffffff is not known/);
+
+  // The next archive that works takes the kept one too.
+  full = false;
+  await loops.end(other.runLoop.id, "completed");
+  assert.equal((await memory.runLoop(id))?.goal, "Fix the build");
+  assert.equal((await memory.runLoop(other.runLoop.id))?.goal, "Paint the fence");
+  assert.equal(heard.length, 1);
+  await memory.close();
+});
+
 Deno.test("long-term memory: a second run finds what the first one learned", async () => {
   const memory = await openMemory({ path: ":memory:" });
   const readConfig = defineTool({

@@ -213,7 +213,22 @@ Deno.test("service: a run whose run loop memory cannot archive succeeds with its
   });
   const memory = await openMemory({ path: ":memory:" });
   await memory.close(); // archiving now fails, as it does on a full disk or a damaged file
-  await using service = serveHandler({ model: openaiModel(model), memory });
+  const heard: string[] = [];
+  await using service = serveHandler({
+    model: openaiModel(model),
+    memory,
+    onArchiveError: (id, error) => heard.push(`${id}: ${error}`),
+  });
+  // Answered as JSON: the run succeeded, and its info says what memory could not do.
+  const plain = await (await post(`${service.url}/v1/runs`, {
+    message: "Check the links",
+    complete: true,
+  })).json();
+  assert.equal(plain.run.status, "success");
+  assert.equal(plain.run.result.text, "heard: Check the links");
+  assert.match(plain.run.archiveError, /memory is closed/);
+  assert.deepEqual(heard, [`${plain.run.runLoopId}: The memory is closed`]);
+
   const started = await post(`${service.url}/v1/runs`, {
     message: "Write the notes",
     complete: true,
@@ -235,13 +250,66 @@ Deno.test("service: a run whose run loop memory cannot archive succeeds with its
   // Completing an idle run loop: it is completed, and the answer says it was not archived.
   const idle = await (await post(`${service.url}/v1/runs`, { message: "Draft the plan" })).json();
   assert.equal(idle.run.status, "success");
-  const completed = await post(`${service.url}/v1/run-loops/${idle.run.runLoopId}/complete`, {});
+  const prefix = idle.run.runLoopId.slice(0, 8);
+  const completed = await post(`${service.url}/v1/run-loops/${prefix}/complete`, {});
   assert.equal(completed.status, 200);
   const body = await completed.json();
   assert.equal(body.status, "completed");
+  assert.equal(body.runLoopId, idle.run.runLoopId);
   assert.match(body.archiveError ?? "", /memory is closed/);
   const loops = await (await fetch(`${service.url}/v1/run-loops`)).json();
   assert.deepEqual(loops.runLoops, []);
+  // Kept until memory works again: it is still found.
+  const kept = await (await fetch(`${service.url}/v1/run-loops/${prefix}`)).json();
+  assert.equal(kept.status, "completed");
+  assert.equal(heard.length, 3);
+});
+
+Deno.test("service: a message for a run loop that memory could not archive never goes to another client's", async () => {
+  await using model = startMockOpenAIServer({
+    replies: (body) => ({ text: `heard: ${userTexts(body).join(" | ")}` }),
+  });
+  const memory = await openMemory({ path: ":memory:" });
+  // Archiving waits for the test, then fails as on a full disk.
+  const archiving = Promise.withResolvers<void>();
+  const release = Promise.withResolvers<void>();
+  memory.archive = async () => {
+    archiving.resolve();
+    await release.promise;
+    throw new Error("database or disk is full");
+  };
+  await using service = serveHandler({ model: openaiModel(model), memory, onArchiveError() {} });
+  // Another client's run loop, idle.
+  const other = await (await post(`${service.url}/v1/runs`, { message: "Notes of B" })).json();
+  const started = await post(`${service.url}/v1/runs`, {
+    message: "Write the notes",
+    complete: true,
+    stream: true,
+  });
+  const loopId = started.headers.get("x-run-loop-id")!;
+  const events = readSse(started);
+  await archiving.promise;
+  const sent = await post(`${service.url}/v1/run-loops/${loopId}/messages`, {
+    message: "Also add the date",
+  });
+  assert.equal((await sent.json()).delivery, "queued");
+  release.resolve();
+  const all = (await events).map((e) => e.data);
+  const placed = all.filter((e) => e.type === "run_loop_start");
+  assert.equal(placed.length, 2);
+  assert.equal(placed[1].decision, "reopened");
+  assert.equal(placed[1].seededFrom, loopId);
+  assert.notEqual(placed[1].runLoopId, other.run.runLoopId);
+  const results = all.filter((e) => e.type === "result").map((e) => e.text);
+  assert.equal(results.length, 2);
+  // The second went on from the first run loop's memory, and from nothing of the other's.
+  assert.match(results[1], /Goal: Write the notes[\s\S]* \| Also add the date$/);
+  assert.ok(!results.some((text) => text.includes("Notes of B")));
+  // The other client's run loop is still there, as it was.
+  const active = await (await fetch(`${service.url}/v1/run-loops`)).json();
+  const theirs = active.runLoops.find((loop: Json) => loop.id === other.run.runLoopId);
+  assert.equal(theirs?.iterations.length, 1);
+  await memory.close();
 });
 
 Deno.test("service: cancel ends a run as aborted, and its tool call is stopped", async () => {

@@ -77,6 +77,7 @@ export async function runServe(
   let tokenFile: string | undefined;
   let failed = false;
   const { setup } = prepared;
+  const redact = _withToken(prepared.redact, token);
   const handler = createAgentHandler({
     model: prepared.model,
     // A fresh task list for each run; the other tools keep no state.
@@ -88,8 +89,11 @@ export async function runServe(
     permission: prepared.policy,
     runOptions: prepared.runOptions,
     memory: prepared.memory,
+    // The run's answer stands; the operator hears that memory failed (a full disk, a lock).
+    onArchiveError: (runLoopId, error) =>
+      io.err(`agent: run loop ${runLoopId} was not archived in memory: ${redact(error)}\n`),
     sessions: prepared.store,
-    redact: _withToken(prepared.redact, token),
+    redact,
     maxConcurrentRuns: options.maxRuns ?? DEFAULT_MAX_RUNS,
     token,
   });

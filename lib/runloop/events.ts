@@ -46,8 +46,10 @@ export interface RunLoopEndEvent {
   /** Iterations it had. */
   iterations: number;
   /**
-   * Why memory could not archive it (a full disk, a damaged database, a closed memory): it
-   * ended all the same, and the run that ended it keeps its answer. Absent when it was archived.
+   * Why memory could not archive it (a full disk, a damaged or locked database, a closed
+   * memory): it ended all the same, the run that ended it keeps its answer, and the run loops
+   * keep it until an archive works again. Absent when it was archived, and when archiving is
+   * deferred (`archivePending()` then says what failed).
    */
   archiveError?: string;
 }

@@ -55,20 +55,31 @@ export interface RunLoopsOptions {
    * archives before it resolves).
    */
   deferArchive?: boolean;
+  /**
+   * Told when memory could not archive a run loop that ended (without `deferArchive`): its id,
+   * and why. The run loop is kept (found by `get`, reopened when named) and archived again after
+   * the next archive that works.
+   */
+  onArchiveError?: (runLoopId: string, error: string) => void;
 }
 
 /** The run loops of an agent. */
 export interface RunLoops {
   /** The active run loops, oldest first. */
   active(): RunLoop[];
-  /** A run loop by id (or unique prefix), active or archived. */
+  /**
+   * A run loop by id (or unique prefix): active, archived, or ended and kept until memory can
+   * archive it.
+   */
   get(id: string): Promise<RunLoop | undefined>;
   /** The conversation of an active run loop (a copy). */
   history(id: string): Message[];
   /**
    * Places a message: in the run loop it names, one it continues, or a new one (always a new
    * one with `fresh`). With `placed`, the message is already the last iteration of the active
-   * run loop it names, and no iteration is added for it there.
+   * run loop it names, and no iteration is added for it there. A run loop named by `runLoopId`
+   * that ended goes on as a new one seeded from it; one that is not known at all, as a new one:
+   * a message sent to a run loop is never routed to another.
    */
   place(
     message: string,
@@ -105,6 +116,9 @@ export interface RunLoops {
 
 const MENTION = /\bloop:([0-9a-z-]{4,})\b/i;
 
+/** Run loops ended and not archived kept at most, waiting for memory to work again. */
+const _MAX_UNARCHIVED = 100;
+
 /**
  * Creates the run loops of an agent.
  *
@@ -124,6 +138,8 @@ export function runLoops(options: RunLoopsOptions = {}): RunLoops {
   const spends = new Map<string, RoutingSpend>();
   /** Run loops ended and not archived yet (with `deferArchive`). */
   let pending: RunLoop[] = [];
+  /** Run loops ended that memory could not archive, oldest first: archived again later. */
+  const unarchived = new Map<string, RunLoop>();
   const pricing = options.router?.info?.pricing;
   /** The router's spend on a message, in its event and owed by the run loop it chose. */
   const spend = (loop: RunLoop, usage: Usage | undefined) => {
@@ -163,10 +179,25 @@ export function runLoops(options: RunLoopsOptions = {}): RunLoops {
     const matches = [...active.keys()].filter((key) => key.startsWith(id));
     return matches.length === 1 ? active.get(matches[0]) : undefined;
   };
+  /** A run loop that ended: kept until memory can archive it, or archived. */
+  const endedLoop = async (id: string) => {
+    const kept = [...unarchived.keys()].filter((key) => key.startsWith(id));
+    if (kept.length === 1) return unarchived.get(kept[0]);
+    return await options.memory?.runLoop(id);
+  };
+  /** Archives `loop`; what went wrong, when it did. */
+  const archive = async (loop: RunLoop): Promise<string | undefined> => {
+    try {
+      await options.memory?.archive(loop);
+      return undefined;
+    } catch (error) {
+      return (error instanceof Error && error.message) || String(error);
+    }
+  };
   const manager: RunLoops = {
     active: () => [...active.values()].map((entry) => entry.loop),
     async get(id) {
-      return find(id)?.loop ?? await options.memory?.runLoop(id);
+      return find(id)?.loop ?? await endedLoop(id);
     },
     history(id) {
       return [...(find(id)?.messages ?? [])];
@@ -183,15 +214,20 @@ export function runLoops(options: RunLoopsOptions = {}): RunLoops {
         loop = find(named)!.loop;
         event = _event(loop, "named", `the message names run loop ${loop.id.slice(0, 8)}`);
         if (placing.placed) return { runLoop: loop, event };
-      } else if (named && await options.memory?.runLoop(named)) {
+      } else if (named && await endedLoop(named)) {
         // A completed run loop goes on as a new one, seeded with what memory holds of it.
-        const old = (await options.memory!.runLoop(named))!;
+        const old = (await endedLoop(named))!;
         loop = start(message, old.id);
         seed = _seed(old);
         event = {
           ..._event(loop, "reopened", `run loop ${old.id.slice(0, 8)} was completed`),
           seededFrom: old.id,
         };
+      } else if (placing.runLoopId !== undefined) {
+        // Sent to a run loop no longer known (ended, and memory keeps nothing of it): it goes on
+        // in a new one, never in a run loop of someone else's.
+        loop = start(message);
+        event = _event(loop, "new", `run loop ${placing.runLoopId.slice(0, 8)} is not known`);
       } else {
         const decision = await routeMessage(message, manager.active(), {
           model: options.router,
@@ -244,13 +280,24 @@ export function runLoops(options: RunLoopsOptions = {}): RunLoops {
         status,
         iterations: entry.loop.iterations.length,
       };
-      if (options.deferArchive) pending.push(entry.loop);
-      else {
-        // Memory that cannot archive (a full disk, a damaged file) costs the run loop its place
-        // there, never the answer of the run that ended it.
-        await options.memory?.archive(entry.loop).catch((error: unknown) => {
-          ended.archiveError = error instanceof Error ? error.message : String(error);
-        });
+      if (options.deferArchive) {
+        pending.push(entry.loop);
+        return ended;
+      }
+      // Memory that cannot archive (a full disk, a damaged or locked file) never costs the run
+      // that ended the run loop its answer: the run loop is kept, and archived again once
+      // archiving works.
+      const failure = await archive(entry.loop);
+      if (failure !== undefined) {
+        ended.archiveError = failure;
+        unarchived.set(entry.loop.id, entry.loop);
+        if (unarchived.size > _MAX_UNARCHIVED) unarchived.delete(unarchived.keys().next().value!);
+        options.onArchiveError?.(runLoopId, failure);
+        return ended;
+      }
+      for (const [id, loop] of unarchived) {
+        if (await archive(loop) !== undefined) break;
+        unarchived.delete(id);
       }
       return ended;
     },

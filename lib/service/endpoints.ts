@@ -167,12 +167,9 @@ export function serviceEndpoints(service: AgentService, options: EndpointOptions
       method: "POST",
       path: ["v1", "run-loops", ":id", "complete"],
       answer: async (_request, id) => {
-        const { archiveError } = await service.completeRunLoop(id);
-        return json(200, {
-          runLoopId: id,
-          status: "completed",
-          ...archiveError && { archiveError },
-        });
+        const { runLoopId, archiveError } = await service.completeRunLoop(id);
+        const failed = archiveError === undefined ? {} : { archiveError };
+        return json(200, { runLoopId, status: "completed", ...failed });
       },
     },
     {

@@ -168,6 +168,23 @@ export function openApiDocument(version: string, basePath: string): Record<strin
               type: "string",
               description: "What went wrong when the run failed outside the agent loop",
             },
+            archiveError: {
+              type: "string",
+              description: "Why memory could not archive a run loop the run ended (the run's " +
+                "answer stands; the run loop is archived again once archiving works)",
+            },
+          },
+        },
+        RunLoopCompleted: {
+          type: "object",
+          required: ["runLoopId", "status"],
+          properties: {
+            runLoopId: { type: "string" },
+            status: { enum: ["completed"] },
+            archiveError: {
+              type: "string",
+              description: "Why memory could not archive it: it is completed all the same",
+            },
           },
         },
         RunStarted: {
@@ -283,8 +300,8 @@ export function openApiDocument(version: string, basePath: string): Record<strin
           parameters: [_id("id", "The run loop's id or a unique prefix")],
           responses: {
             "200": {
-              description: "Completed: { runLoopId, status }, with archiveError when memory " +
-                "could not archive it (it is completed all the same)",
+              description: "Completed (archiveError: memory could not archive it)",
+              content: _json(_ref("RunLoopCompleted")),
             },
             "404": _error("No such active run loop"),
             "409": _error("A run is going in it"),

@@ -31,6 +31,11 @@ export interface RunInfo {
   result?: RunSummary;
   /** What went wrong, when the run failed outside the agent loop (it then has no result). */
   error?: string;
+  /**
+   * Why memory could not archive a run loop the run ended (the last such), when it could not:
+   * the run's answer stands.
+   */
+  archiveError?: string;
 }
 
 /** Hears a run's events, then its end. */
@@ -60,6 +65,7 @@ export class ServiceRun {
   #endedAt?: string;
   #result?: RunSummary;
   #error?: string;
+  #archiveError?: string;
   readonly #log: { seq: number; event: ServiceEvent }[] = [];
   #seq = 0;
   readonly #maxEvents: number;
@@ -94,6 +100,7 @@ export class ServiceRun {
       events: this.#seq,
       ...(this.#result ? { result: this.#result } : {}),
       ...(this.#error ? { error: this.#error } : {}),
+      ...(this.#archiveError === undefined ? {} : { archiveError: this.#archiveError }),
     };
   }
 
@@ -104,6 +111,9 @@ export class ServiceRun {
     if (this.#log.length > this.#maxEvents) this.#log.shift();
     if (event.type === "result") this.#result = event;
     if (event.type === "notice" && event.kind === "error") this.#error = event.message;
+    if (event.type === "run_loop_end" && event.archiveError !== undefined) {
+      this.#archiveError = event.archiveError;
+    }
     for (const listener of this.#listeners) listener.event(seq, event);
   }
 

@@ -61,6 +61,12 @@ export interface AgentServiceOptions {
   runOptions?: DriverRunOptions;
   /** Long-term memory: completed run loops are archived there, and searched. */
   memory?: MemoryStore;
+  /**
+   * Told when memory could not archive a run loop that ended (a full disk, a damaged or locked
+   * database): its id, and why. The run's answer stands; the run loop is archived again after
+   * the next archive that works. What an operator should hear.
+   */
+  onArchiveError?: (runLoopId: string, error: string) => void;
   /** Where each run loop's conversation is saved as a session. */
   sessions?: SessionStore;
   /** The model that routes messages to run loops (default: `model`). */
@@ -128,10 +134,10 @@ export interface AgentService {
   /** A run loop, active or archived. */
   runLoop(id: string): Promise<RunLoop | undefined>;
   /**
-   * Completes an idle run loop (archived in memory); `archiveError` says why memory could not
-   * archive it, when it could not (it is completed all the same).
+   * Completes an idle run loop (archived in memory): its whole id, and `archiveError`, why
+   * memory could not archive it, when it could not (it is completed all the same).
    */
-  completeRunLoop(id: string): Promise<{ archiveError?: string }>;
+  completeRunLoop(id: string): Promise<{ runLoopId: string; archiveError?: string }>;
   /** The saved sessions of the service's working directory, newest first. */
   sessions(): Promise<SessionInfo[]>;
   /**
@@ -174,7 +180,11 @@ export interface AgentService {
 export function createAgentService(options: AgentServiceOptions): AgentService {
   checkRunOptions(options.runOptions);
   const limit = options.maxConcurrentRuns ?? 16;
-  const loops = runLoops({ memory: options.memory, router: options.router ?? options.model });
+  const loops = runLoops({
+    memory: options.memory,
+    router: options.router ?? options.model,
+    onArchiveError: options.onArchiveError,
+  });
   const running = new Map<string, ServiceRun>();
   const ended: ServiceRun[] = [];
   /** The run going in each busy run loop. */
@@ -207,9 +217,9 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
     const matches = loops.active().filter((loop) => loop.id.startsWith(id));
     return matches.length === 1 ? matches[0] : undefined;
   };
-  /** Fails with `not_found` unless the run loop is active or archived. */
+  /** Fails with `not_found` unless the run loop is active, archived or kept to be archived. */
   const known = async (id: string) => {
-    if (!resolveActive(id) && !await options.memory?.runLoop(id)) {
+    if (!resolveActive(id) && !await loops.get(id)) {
       throw new ServiceError("not_found", 404, `No run loop "${id}"`);
     }
   };
@@ -420,7 +430,8 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       }
       const ended = await loops.end(loop.id, "completed");
       await _forget(loop.id);
-      return ended.archiveError === undefined ? {} : { archiveError: ended.archiveError };
+      const { archiveError } = ended;
+      return { runLoopId: loop.id, ...(archiveError === undefined ? {} : { archiveError }) };
     },
 
     sessions: (async (page?: SessionListOptions) => {

@@ -30,7 +30,7 @@ import { answerOf, denoWillAsk, describeAlways, describeCall } from "./question.
 import { fieldAnswer, fieldQuestion } from "./form.ts";
 import type { McpElicitationAnswer, McpElicitationRequest } from "../../mcp/elicitation.ts";
 import { recap } from "./recap.ts";
-import { runView } from "./render.ts";
+import { notArchivedLine, runView } from "./render.ts";
 
 /** What the interactive session needs. */
 export interface InteractiveOptions {
@@ -356,8 +356,7 @@ export function runInteractive(options: InteractiveOptions): Promise<number> {
       if (ended.archiveError === undefined) return;
       if (prompting) write("\n");
       prompting = false;
-      const why = terminalText(ended.archiveError);
-      write(paint("33", `agent: the conversation so far was not archived in memory: ${why}\n`));
+      write(paint("33", notArchivedLine(ended.archiveError)));
     },
   });
 

@@ -36,6 +36,20 @@ export interface RunView {
 }
 
 /**
+ * The line that says memory could not archive the conversation, and why (made safe to print).
+ *
+ * @example
+ * ```ts
+ * import { notArchivedLine } from "./render.ts";
+ * const line = notArchivedLine("database is locked\x1b[2J");
+ * if (!line.endsWith("in memory: database is locked[2J\n")) throw new Error(JSON.stringify(line));
+ * ```
+ */
+export function notArchivedLine(why: string): string {
+  return `agent: the conversation so far was not archived in memory: ${terminalText(why)}\n`;
+}
+
+/**
  * Creates the view of runs for a terminal.
  *
  * @example
@@ -45,8 +59,20 @@ export interface RunView {
  * const view = runView({ write: (t) => out += t, color: false, columns: () => 80 });
  * view.show({ type: "text_delta", text: "Hello" });
  * view.show({ type: "tool_result", id: "1", name: "ls", output: "a", isError: false, durationMs: 3 });
+ * view.show({ type: "run_loop_end", runLoopId: "r1", status: "failed", iterations: 1 });
+ * const archived = out;
+ * view.show({
+ *   type: "run_loop_end",
+ *   runLoopId: "r1",
+ *   status: "failed",
+ *   iterations: 1,
+ *   archiveError: "database is locked",
+ * });
  * view.stop();
  * if (!out.includes("Hello\n") || !out.includes("✓ ls")) throw new Error(JSON.stringify(out));
+ * if (!out.slice(archived.length).includes("not archived in memory: database is locked\n")) {
+ *   throw new Error(JSON.stringify(out));
+ * }
  * ```
  */
 export function runView(options: ScreenOptions): RunView {
@@ -122,6 +148,13 @@ export function runView(options: ScreenOptions): RunView {
                 `${event.usage.outputTokens} out tokens${cost}\n`,
             ));
           }
+          break;
+        case "run_loop_end":
+          // Memory failed (a full disk, a lock): the answer stands, and the user hears of it.
+          if (event.archiveError === undefined) break;
+          spin.stop();
+          endAnswer();
+          options.write(paint("33", notArchivedLine(event.archiveError)));
           break;
         case "notice":
           spin.stop();
