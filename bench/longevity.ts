@@ -1,7 +1,7 @@
 /**
  * Longevity figures: `deno task bench:longevity [--sessions N] [--runs M] [--first F]
- * [--after A] [--cli C] [--retention cli|none] [--keep]` (`--help` says what each does). Whether the CLI
- * and the service stay as fast after 100,000 runs as after the first.
+ * [--after A] [--cli C] [--retention cli|none] [--keep]` (`--help` says what each does).
+ * Whether the CLI and the service stay as fast after 100,000 runs as after the first.
  *
  * In a temporary data directory it runs `--first` (default 1,000) runs the way a CLI run does
  * with memory on (the project's memory recalled for the prompt, the run saved as a session, its
@@ -117,18 +117,20 @@ const thousands = (n: number) => n.toLocaleString("en-US");
 
 // Main ----------------------------------------------------------------------------------------
 
-// The data directory as the CLI and the service keep it (AGENT_DATA_DIR), with a second one,
-// "early", for the memory as it was halfway through the first runs; the projects live beside them,
-// the busiest (where runs run) a real directory.
-const dataDir = await Deno.makeTempDir({ prefix: "longevity_bench_" });
+// Side by side in a temporary directory (its real path, as the CLI sees its working directory):
+// the data directory as the CLI and the service keep it (AGENT_DATA_DIR), a second one, "early",
+// for the memory as it was halfway through the first runs, the agent's settings, and the
+// projects, the busiest (where runs run) a real directory.
+const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "longevity_bench_" }));
+const dataDir = join(root, "data");
 const sessionsDir = join(dataDir, "sessions");
-const earlyDir = join(dataDir, "early");
-const configDir = join(dataDir, "config");
-const PROJECTS = Array.from({ length: 20 }, (_, i) => join(dataDir, "projects", `app-${i + 1}`));
+const earlyDir = join(root, "early");
+const configDir = join(root, "config");
+const PROJECTS = Array.from({ length: 20 }, (_, i) => join(root, "projects", `app-${i + 1}`));
 const runCwd = PROJECTS[0];
 const memoryFile = memoryPath(dataDir, runCwd);
 const earlyMemoryFile = memoryPath(earlyDir, runCwd);
-for (const dir of [dirname(memoryFile), dirname(earlyMemoryFile), configDir]) {
+for (const dir of [dataDir, earlyDir, dirname(memoryFile), dirname(earlyMemoryFile), configDir]) {
   await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
 }
 await Deno.mkdir(join(runCwd, "src"), { recursive: true });
@@ -143,7 +145,7 @@ console.log(
   `longevity: ${thousands(SESSIONS)} sessions, ${thousands(RUNS)} archived run loops, ` +
     `memory kept ${
       RETENTION ? `by the CLI's default retention ${JSON.stringify(RETENTION)}` : "whole"
-    }, in ${dataDir}; load average at start ${load()} (${navigator.hardwareConcurrency} cores)`,
+    }, in ${root}; load average at start ${load()} (${navigator.hardwareConcurrency} cores)`,
 );
 const started = performance.now();
 const figure = figures(log);
@@ -289,10 +291,17 @@ try {
   const after = memory.stats();
   await memory.close();
   await early.close();
-  await (earlyStore as SessionStore & { close?: () => unknown }).close?.();
+  for (const closing of [store, earlyStore]) {
+    await (closing as SessionStore & { close?: () => unknown }).close?.();
+  }
+  // Sizes as the runs above left them, before the runs end to end add theirs.
+  const sessionsSize = await du(sessionsDir);
+  const memorySize = await du(join(dataDir, "memory"));
+  const total = await du(dataDir);
 
   // The same runs end to end, as users see them: through `agent serve`, and as one-shot CLI
-  // processes, on this data directory and on the early one, alternated.
+  // processes, on this data directory and on the early one, alternated (nothing else has either
+  // open).
   const places = { dataDirs: [dataDir, earlyDir], cwd: runCwd, configDir };
   log(`${thousands(AFTER)} rounds of runs through agent serve, on each data directory…`);
   const [lateService, earlyService] = await serviceRuns(AFTER, places, { budgetMs: 90_000, log });
@@ -326,16 +335,18 @@ try {
     ["one-shot CLI process", lateCli, earlyCli],
   ] as const;
   const endToEndRatios = endToEnd.map(([what, lateTimes, earlyTimes]) => {
-    const before = figure.add(`${what}, memory of run ${thousands(half)}`, earlyTimes);
+    const before = figure.add(`${what}, the early data directory`, earlyTimes);
     const now = figure.add(`${what}, ${thousands(SESSIONS)} sessions and the archive`, lateTimes);
     now.target = `≤ ${(before.median * 1.2).toFixed(1)} ms`;
     now.ok = now.median <= before.median * 1.2;
-    return `${what} ${(now.median / before.median).toFixed(2)}x ${now.ok ? "ok" : "MISSED"}`;
+    const blocks = _blockRatios(lateTimes, earlyTimes, 50);
+    const spread = blocks.length > 1
+      ? ` (blocks of 50 rounds: ${blocks[0].toFixed(2)}x to ${blocks.at(-1)!.toFixed(2)}x)`
+      : "";
+    return `${what} ${(now.median / before.median).toFixed(2)}x ${
+      now.ok ? "ok" : "MISSED"
+    }${spread}`;
   });
-
-  const sessionsSize = await du(sessionsDir);
-  const memorySize = await du(join(dataDir, "memory"));
-  const total = await du(dataDir);
 
   // The table.
   console.log(`\nload average after measuring: ${load()}`);
@@ -379,11 +390,11 @@ try {
       (sessionsSize.bytes / 1e6).toFixed(1)
     } MB in ${thousands(sessionsSize.files)} files, memory ${
       (memorySize.bytes / 1e6).toFixed(1)
-    } MB); ${seconds(performance.now() - started)} in all`,
+    } MB), before the runs end to end; ${seconds(performance.now() - started)} in all`,
   );
 } finally {
-  if (flags.values.keep) console.log(`kept ${dataDir}`);
-  else await Deno.remove(dataDir, { recursive: true });
+  if (flags.values.keep) console.log(`kept ${root}`);
+  else await Deno.remove(root, { recursive: true });
 }
 
 /**

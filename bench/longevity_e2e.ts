@@ -16,16 +16,24 @@ const _MOD = fileURLToPath(new URL("../mod.ts", import.meta.url));
 export interface EndToEndPlaces {
   /** The data directories; each run's times come back in this order. */
   dataDirs: readonly string[];
-  /** The project: a real directory, with `src/main.ts` for the model to read. */
+  /** The project: a real directory (its real path), with `src/main.ts` for the model to read. */
   cwd: string;
-  /** An empty, private directory for the agent's settings (`AGENT_CONFIG_DIR`). */
+  /** A private directory for the agent's settings (`AGENT_CONFIG_DIR`), the same for all. */
   configDir: string;
 }
+
+/** How long a service may take to start, a run through it, and a CLI process. */
+const _START_MS = 60_000;
+const _RUN_MS = 60_000;
+const _CLI_MS = 120_000;
 
 /**
  * Runs through `agent serve`, one service per data directory, started as users start it: `n`
  * rounds (at least 30, then until `budgetMs`), each a run on every service, the order turned
- * each round; after 5 rounds not counted. Each run's wall time, service by service.
+ * each round; after 5 rounds not counted. Each run's wall time, service by service. A service
+ * that says anything before it serves (memory off, say), a run that does not succeed or whose
+ * run loop memory did not archive, ends the benchmark with what it said; the services are
+ * stopped whatever happens.
  */
 export async function serviceRuns(
   n: number,
@@ -34,48 +42,53 @@ export async function serviceRuns(
 ): Promise<number[][]> {
   const token = newServiceToken();
   return await _withModel(async (env) => {
-    const services = await Promise.all(places.dataDirs.map(async (dataDir) => {
-      const child = new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", _MOD, "serve", "--port", "0", ..._FLAGS],
-        cwd: places.cwd,
-        env: { ...env, ..._env(places, dataDir), AGENT_SERVE_TOKEN: token },
-        stdin: "null",
-        stdout: "null",
-        stderr: "piped",
-      }).spawn();
-      const [url] = await _watchFor(child.stderr, /serving \S+ on (http:\/\/\S+) /);
-      return { child, url };
-    }));
+    const children: Deno.ChildProcess[] = [];
     try {
+      const urls: string[] = [];
+      for (const dataDir of places.dataDirs) {
+        const child = new Deno.Command(Deno.execPath(), {
+          args: ["run", "-A", _MOD, "serve", "--port", "0", ..._FLAGS],
+          cwd: places.cwd,
+          env: { ...env, ..._env(places, dataDir), AGENT_SERVE_TOKEN: token },
+          stdin: "null",
+          stdout: "null",
+          stderr: "piped",
+        }).spawn();
+        children.push(child);
+        const { groups, before } = await _watchFor(child.stderr, /serving \S+ on (http:\/\/\S+) /);
+        if (/^agent: (?!serving)/m.test(before)) {
+          throw new Error(`the service of ${dataDir} said, as it started:\n${before}`);
+        }
+        urls.push(groups[0]);
+      }
       const runOn = (url: string) => async () => {
         const response = await fetch(`${url}/v1/runs`, {
           method: "POST",
           headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
           body: JSON.stringify({ message: prompt(), complete: true }),
+          signal: AbortSignal.timeout(_RUN_MS),
         });
         const body = await response.json();
-        if (body.run?.status !== "success") {
+        if (body.run?.status !== "success" || body.run.archiveError !== undefined) {
           throw new Error(`a run through the service went wrong: ${JSON.stringify(body)}`);
         }
       };
-      return await _alternated(n, services.map(({ url }) => runOn(url)), {
+      return await _alternated(n, urls.map(runOn), {
         ...options,
         what: "rounds through the service",
       });
     } finally {
-      for (const { child } of services) {
-        child.kill("SIGINT");
-        await child.status;
-      }
+      await Promise.all(children.map(_stop));
     }
   });
 }
 
 /**
- * One-shot CLI runs (`agent -m openai/bench "<prompt>"`), a process each, one per data
- * directory each round: `n` rounds (at least 5, then until `budgetMs`), the order turned each
- * round, after one round not counted. Each run's wall time, from the process's start to its
- * exit, data directory by data directory.
+ * One-shot CLI runs (`agent -m openai/bench --sandbox off --output json "<prompt>"`), a
+ * process each, one per data directory each round: `n` rounds (at least 5, then until
+ * `budgetMs`), the order turned each round, after one round not counted. Each run's wall time,
+ * from the process's start to its exit, data directory by data directory. A run that fails, or
+ * says anything on stderr but its summary (memory off, a run not archived), ends the benchmark.
  */
 export async function cliRuns(
   n: number,
@@ -91,13 +104,13 @@ export async function cliRuns(
         stdin: "null",
         stdout: "piped",
         stderr: "piped",
+        signal: AbortSignal.timeout(_CLI_MS),
       }).output();
+      const stderr = new TextDecoder().decode(output.stderr);
       const status = output.code === 0 &&
         JSON.parse(new TextDecoder().decode(output.stdout)).status;
-      if (status !== "success") {
-        throw new Error(
-          `a CLI run went wrong (exit ${output.code}):\n${new TextDecoder().decode(output.stderr)}`,
-        );
+      if (status !== "success" || /^agent: /m.test(stderr)) {
+        throw new Error(`a CLI run in ${dataDir} went wrong (exit ${output.code}):\n${stderr}`);
       }
     };
     return await _alternated(n, places.dataDirs.map(runIn), {
@@ -167,21 +180,51 @@ async function _alternated(
   return times;
 }
 
-/** Reads `stream` until `pattern` matches, then drains the rest; the match's groups. */
-async function _watchFor(stream: ReadableStream<Uint8Array>, pattern: RegExp): Promise<string[]> {
+/**
+ * Reads `stream` until `pattern` matches (within {@link _START_MS}), then drains the rest: the
+ * match's groups, and the lines before the one it matched in.
+ */
+async function _watchFor(
+  stream: ReadableStream<Uint8Array>,
+  pattern: RegExp,
+): Promise<{ groups: string[]; before: string }> {
   const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
+  const timer = setTimeout(() => reader.cancel().catch(() => {}), _START_MS);
   let text = "";
-  while (true) {
-    const { done, value } = await reader.read();
-    if (done) throw new Error(`the service did not start:\n${text}`);
-    text += value;
-    const found = pattern.exec(text);
-    if (found) {
-      // Keep reading, so that the child never blocks on a full pipe.
-      (async () => {
-        while (!(await reader.read()).done);
-      })();
-      return found.slice(1);
+  try {
+    while (true) {
+      const { done, value } = await reader.read();
+      if (done) throw new Error(`the service did not start:\n${text}`);
+      text += value;
+      const found = pattern.exec(text);
+      if (found) {
+        // Keep reading, so that the child never blocks on a full pipe.
+        (async () => {
+          while (!(await reader.read()).done);
+        })().catch(() => {});
+        // The lines before the one that matched.
+        const before = text.slice(0, text.lastIndexOf("\n", found.index) + 1);
+        return { groups: found.slice(1), before };
+      }
     }
+  } finally {
+    clearTimeout(timer);
   }
+}
+
+/** Stops a service as Ctrl+C does; kills it if it is not gone 10 s later. Never throws. */
+async function _stop(child: Deno.ChildProcess): Promise<void> {
+  const signal = (name: Deno.Signal) => {
+    try {
+      child.kill(name);
+    } catch {
+      // Gone already.
+    }
+  };
+  signal("SIGINT");
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise((resolve) => timer = setTimeout(() => resolve("late"), 10_000));
+  if (await Promise.race([child.status, late]) === "late") signal("SIGKILL");
+  clearTimeout(timer);
+  await child.status;
 }
