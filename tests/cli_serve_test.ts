@@ -7,6 +7,8 @@
 import "./isolated_env.ts";
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { memoryPath } from "../lib/cli/memory.ts";
 import { detectSandbox } from "../lib/sandbox/detect.ts";
 import { fileSessionStore } from "../lib/session/mod.ts";
 import { type MockReply, startMockOpenAIServer } from "../lib/testing/mod.ts";
@@ -120,6 +122,37 @@ Deno.test("agent serve: runs a task, saves its session, and stops cleanly on Ctr
     assert.ok(!file.includes(served.token!));
   }
   await assert.rejects(Deno.stat(served.tokenFile!), Deno.errors.NotFound);
+});
+
+Deno.test("agent serve: a run loop memory cannot archive is said to its operator and its client, and archived once memory works", async () => {
+  await using model = mock(() => ({ text: "Served." }));
+  await using served = await startServe(model);
+  const run = async (message: string) =>
+    (await (await post(served, "/v1/runs", { message, complete: true })).json()).run;
+  assert.equal((await run("Remember the zeppelin")).archiveError, undefined);
+  // Another process writes to the memory: the next archive waits its while, then fails.
+  const memory = new DatabaseSync(memoryPath(served.dataDir, served.cwd));
+  memory.exec("BEGIN IMMEDIATE");
+  let locked;
+  try {
+    locked = await run("Remember the airship");
+  } finally {
+    memory.exec("ROLLBACK");
+    memory.close();
+  }
+  assert.equal(locked.status, "success");
+  assert.equal(locked.result.text, "Served.");
+  assert.equal(locked.archiveError, "database is locked");
+  assert.ok(
+    served.stderr().includes(
+      `agent: run loop ${locked.runLoopId} was not archived in memory: database is locked\n`,
+    ),
+  );
+  // The next archive that works takes it too.
+  assert.equal((await run("Remember the balloon")).archiveError, undefined);
+  const found = await (await served.fetch("/v1/memory/search?q=airship")).json();
+  assert.equal(found.results[0]?.anchor.runLoopId, locked.runLoopId);
+  assert.equal(await served.interrupt(), 0);
 });
 
 Deno.test("agent serve: Ctrl+C cancels the runs going, and their sessions stay", async () => {
