@@ -15,6 +15,15 @@ import { type MockReply, startMockOpenAIServer } from "../lib/testing/mod.ts";
 import { type Served, serveDirs, serveEnv, startServe } from "./serve_support.ts";
 import { MOD } from "./terminal_support.ts";
 
+/** Waits until `check` holds, up to 10 s; fails the test otherwise. */
+async function waitUntil(check: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!await check()) {
+    if (Date.now() > deadline) throw new Error(`never came to pass: ${check}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** Writes all of `bytes` (a single `write` may take only part of them). */
 async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
   for (let at = 0; at < bytes.length;) at += await conn.write(bytes.subarray(at));
@@ -143,15 +152,15 @@ Deno.test("agent serve: a run loop memory cannot archive is said to its operator
   assert.equal(locked.status, "success");
   assert.equal(locked.result.text, "Served.");
   assert.equal(locked.archiveError, "database is locked");
-  assert.ok(
-    served.stderr().includes(
-      `agent: run loop ${locked.runLoopId} was not archived in memory: database is locked\n`,
-    ),
-  );
-  // The next archive that works takes it too.
+  const said =
+    `agent: run loop ${locked.runLoopId} was not archived in memory: database is locked\n`;
+  await waitUntil(() => served.stderr().includes(said));
+  // The next archive that works takes it too, once the run that ended is answered.
   assert.equal((await run("Remember the balloon")).archiveError, undefined);
-  const found = await (await served.fetch("/v1/memory/search?q=airship")).json();
-  assert.equal(found.results[0]?.anchor.runLoopId, locked.runLoopId);
+  await waitUntil(async () => {
+    const found = await (await served.fetch("/v1/memory/search?q=airship")).json();
+    return found.results[0]?.anchor.runLoopId === locked.runLoopId;
+  });
   assert.equal(await served.interrupt(), 0);
 });
 

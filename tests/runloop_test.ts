@@ -232,12 +232,48 @@ Deno.test("run loops: one memory could not archive is kept, reopened when named,
   assert.notEqual(unknown.runLoop.id, other.runLoop.id);
   assert.match(unknown.event.reason, /ffffffff is not known/);
 
-  // The next archive that works takes the kept one too.
+  // A prefix that another run loop has too finds neither.
+  assert.equal(await loops.get(""), undefined);
+
+  // The next archive that works takes the kept one too, off the path of the run that ended.
   full = false;
   await loops.end(other.runLoop.id, "completed");
-  assert.equal((await memory.runLoop(id))?.goal, "Fix the build");
   assert.equal((await memory.runLoop(other.runLoop.id))?.goal, "Paint the fence");
+  await loops.archivePending(); // the pass under way
+  assert.equal((await memory.runLoop(id))?.goal, "Fix the build");
   assert.equal(heard.length, 1);
+  await memory.close();
+});
+
+Deno.test("run loops: a kept run loop memory never takes holds up no other; past 100 the oldest is given up, and said", async () => {
+  const memory = await openMemory({ path: ":memory:" });
+  let full = true;
+  const archive = memory.archive.bind(memory);
+  // One run loop memory refuses whatever happens; the others, only while it is full.
+  memory.archive = (loop) =>
+    full || loop.goal === "Refused" ? Promise.reject(new Error("disk full")) : archive(loop);
+  const heard: string[] = [];
+  const loops = runLoops({ memory, onArchiveError: (id, error) => heard.push(`${id}: ${error}`) });
+  const ended = async (goal: string) => {
+    const { runLoop } = await loops.place(goal, { fresh: true });
+    await loops.end(runLoop.id, "completed");
+    return runLoop.id;
+  };
+  const refused = await ended("Refused");
+  const kept = await ended("Kept");
+  full = false;
+  await ended("Works");
+  await loops.archivePending();
+  await loops.archivePending(); // the refused one went last; the next pass takes the others
+  assert.equal((await memory.runLoop(kept))?.goal, "Kept");
+  assert.equal(await memory.runLoop(refused), undefined);
+  assert.equal((await loops.get(refused))?.goal, "Refused");
+
+  // 100 kept at most: the oldest beyond it is given up, and the listener hears of it.
+  full = true;
+  for (let i = 0; i < 100; i++) await ended(`Goal ${i}`);
+  assert.equal(await loops.get(refused), undefined);
+  assert.ok(heard.includes(`${refused}: given up: more than 100 run loops wait to be archived`));
   await memory.close();
 });
 

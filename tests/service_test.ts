@@ -260,7 +260,7 @@ Deno.test("service: a run whose run loop memory cannot archive succeeds with its
   const loops = await (await fetch(`${service.url}/v1/run-loops`)).json();
   assert.deepEqual(loops.runLoops, []);
   // Kept until memory works again: it is still found.
-  const kept = await (await fetch(`${service.url}/v1/run-loops/${prefix}`)).json();
+  const kept = await (await fetch(`${service.url}/v1/run-loops/${idle.run.runLoopId}`)).json();
   assert.equal(kept.status, "completed");
   assert.equal(heard.length, 3);
 });

@@ -20,6 +20,7 @@ import { createAgentHandler } from "../service/handler.ts";
 import { isLoopback, newServiceToken } from "../service/auth.ts";
 import type { Redactor } from "../session/mod.ts";
 import { MIN_SECRET_LENGTH, REDACTED } from "../secrets/redact.ts";
+import { terminalText } from "./terminal_text.ts";
 import { createTodoTool } from "../../tools/todo.ts";
 import type { CliArgs } from "./args.ts";
 import type { HeadlessIo } from "./headless.ts";
@@ -91,7 +92,9 @@ export async function runServe(
     memory: prepared.memory,
     // The run's answer stands; the operator hears that memory failed (a full disk, a lock).
     onArchiveError: (runLoopId, error) =>
-      io.err(`agent: run loop ${runLoopId} was not archived in memory: ${redact(error)}\n`),
+      io.err(
+        `agent: run loop ${runLoopId} was not archived in memory: ${terminalText(redact(error))}\n`,
+      ),
     sessions: prepared.store,
     redact,
     maxConcurrentRuns: options.maxRuns ?? DEFAULT_MAX_RUNS,

@@ -57,8 +57,9 @@ export interface RunLoopsOptions {
   deferArchive?: boolean;
   /**
    * Told when memory could not archive a run loop that ended (without `deferArchive`): its id,
-   * and why. The run loop is kept (found by `get`, reopened when named) and archived again after
-   * the next archive that works.
+   * and why. The run loop is kept while the process runs (found by `get`, reopened when named),
+   * and archived once an archive works again (or by `archivePending()`); at most 100 are kept,
+   * and the oldest given up beyond that is told of too.
    */
   onArchiveError?: (runLoopId: string, error: string) => void;
 }
@@ -68,8 +69,8 @@ export interface RunLoops {
   /** The active run loops, oldest first. */
   active(): RunLoop[];
   /**
-   * A run loop by id (or unique prefix): active, archived, or ended and kept until memory can
-   * archive it.
+   * A run loop by id or by a prefix no other active or kept run loop has: active, kept until
+   * memory can archive it, or archived (by its whole id).
    */
   get(id: string): Promise<RunLoop | undefined>;
   /** The conversation of an active run loop (a copy). */
@@ -109,7 +110,8 @@ export interface RunLoops {
   /**
    * Archives the run loops ended and not archived yet (with `deferArchive`), in the order they
    * ended; rejects with the first failure once every one was tried. Resolves at once when there
-   * are none.
+   * are none. First it tries those kept after memory could not archive them (without
+   * `deferArchive`), until one fails again.
    */
   archivePending(): Promise<void>;
 }
@@ -175,16 +177,51 @@ export function runLoops(options: RunLoopsOptions = {}): RunLoops {
       startedAt: now(),
     });
   };
+  /** The active and the kept run loops whose id starts with `id`. */
+  const matching = (id: string) => ({
+    live: [...active.keys()].filter((key) => key.startsWith(id)),
+    kept: [...unarchived.keys()].filter((key) => key.startsWith(id)),
+  });
+  /** The active run loop of this id, or of a prefix no other run loop has. */
   const find = (id: string) => {
-    const matches = [...active.keys()].filter((key) => key.startsWith(id));
-    return matches.length === 1 ? active.get(matches[0]) : undefined;
+    const { live, kept } = matching(id);
+    return live.length === 1 && kept.length === 0 ? active.get(live[0]) : undefined;
   };
-  /** A run loop that ended: kept until memory can archive it, or archived. */
+  /**
+   * A run loop that ended, by id or a prefix no other run loop has: kept until memory can
+   * archive it, or archived (by its whole id: memory looks up no prefix).
+   */
   const endedLoop = async (id: string) => {
-    const kept = [...unarchived.keys()].filter((key) => key.startsWith(id));
+    const { live, kept } = matching(id);
+    if (live.length + kept.length > 1) return undefined;
     if (kept.length === 1) return unarchived.get(kept[0]);
-    return await options.memory?.runLoop(id);
+    return live.length === 0 ? await options.memory?.runLoop(id) : undefined;
   };
+  /** Tells of a run loop memory could not archive; a listener that throws changes nothing. */
+  const told = (runLoopId: string, error: string) => {
+    try {
+      options.onArchiveError?.(runLoopId, error);
+    } catch {
+      // The run loop ended all the same.
+    }
+  };
+  /** The pass archiving the kept run loops, while one goes. */
+  let draining: Promise<void> | undefined;
+  /**
+   * Archives the kept run loops, oldest first, one pass at a time, until one fails: that one goes
+   * last, so that a run loop memory never takes does not hold up the others.
+   */
+  const drain = () =>
+    draining ??= (async () => {
+      for (const [id, loop] of [...unarchived]) {
+        if (!unarchived.has(id)) continue;
+        const failure = await archive(loop);
+        unarchived.delete(id);
+        if (failure === undefined) continue;
+        unarchived.set(id, loop);
+        break;
+      }
+    })().finally(() => draining = undefined);
   /** Archives `loop`; what went wrong, when it did. */
   const archive = async (loop: RunLoop): Promise<string | undefined> => {
     try {
@@ -204,6 +241,7 @@ export function runLoops(options: RunLoopsOptions = {}): RunLoops {
     },
     async place(message, placing = {}) {
       const named = placing.runLoopId ?? MENTION.exec(message)?.[1];
+      let old: RunLoop | undefined;
       let loop: RunLoop;
       let event: Placement["event"];
       let seed: Message | undefined;
@@ -214,9 +252,8 @@ export function runLoops(options: RunLoopsOptions = {}): RunLoops {
         loop = find(named)!.loop;
         event = _event(loop, "named", `the message names run loop ${loop.id.slice(0, 8)}`);
         if (placing.placed) return { runLoop: loop, event };
-      } else if (named && await endedLoop(named)) {
-        // A completed run loop goes on as a new one, seeded with what memory holds of it.
-        const old = (await endedLoop(named))!;
+      } else if (named && (old = await endedLoop(named))) {
+        // A run loop that ended goes on as a new one, seeded with what memory holds of it.
         loop = start(message, old.id);
         seed = _seed(old);
         event = {
@@ -291,17 +328,20 @@ export function runLoops(options: RunLoopsOptions = {}): RunLoops {
       if (failure !== undefined) {
         ended.archiveError = failure;
         unarchived.set(entry.loop.id, entry.loop);
-        if (unarchived.size > _MAX_UNARCHIVED) unarchived.delete(unarchived.keys().next().value!);
-        options.onArchiveError?.(runLoopId, failure);
+        told(runLoopId, failure);
+        if (unarchived.size > _MAX_UNARCHIVED) {
+          const [dropped] = unarchived.keys();
+          unarchived.delete(dropped);
+          told(dropped, `given up: more than ${_MAX_UNARCHIVED} run loops wait to be archived`);
+        }
         return ended;
       }
-      for (const [id, loop] of unarchived) {
-        if (await archive(loop) !== undefined) break;
-        unarchived.delete(id);
-      }
+      // Memory works again: the kept run loops are archived, off the path of this run.
+      if (unarchived.size > 0) void drain();
       return ended;
     },
     async archivePending() {
+      if (unarchived.size > 0) await drain();
       const archiving = pending;
       pending = [];
       let failure: unknown;

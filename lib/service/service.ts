@@ -464,6 +464,8 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       for (const run of going) run.controller.abort();
       await Promise.all(going.map((run) => run.done));
       for (const id of [...conversations.keys()]) await _forget(id);
+      // Run loops memory could not archive get a last try (it stops at the first that fails).
+      await loops.archivePending().catch(() => {});
     },
   };
 }
