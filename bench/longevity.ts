@@ -147,6 +147,11 @@ console.log(
       RETENTION ? `by the CLI's default retention ${JSON.stringify(RETENTION)}` : "whole"
     }, in ${root}; load average at start ${load()} (${navigator.hardwareConcurrency} cores)`,
 );
+// Ctrl+C leaves nothing behind either (the services and CLI runs get it from the terminal too).
+Deno.addSignalListener("SIGINT", () => {
+  if (!flags.values.keep) Deno.removeSync(root, { recursive: true });
+  Deno.exit(130);
+});
 const started = performance.now();
 const figure = figures(log);
 try {

@@ -464,6 +464,41 @@ Deno.test("service and memory: a key nested deep in a tool call's input is kept 
   }
 });
 
+Deno.test("service: why memory could not archive reaches its clients redacted", async () => {
+  const secret = "corp-secret-value-7";
+  const memory = await openMemory({ path: ":memory:" });
+  // A store whose failure quotes a key, as a custom store's error may.
+  memory.archive = () => Promise.reject(new Error(`disk full writing ${secret}`));
+  const heard: string[] = [];
+  const handler = createAgentHandler({
+    model: scriptedModel(() => ({ text: "Done." })),
+    memory,
+    redact: secretRedactor([secret]),
+    onArchiveError: (_id, error) => heard.push(error),
+    token: false,
+  });
+  const call = async (path: string, body: unknown) => {
+    const response = await handler(
+      new Request(`http://127.0.0.1${path}`, { method: "POST", body: JSON.stringify(body) }),
+    );
+    const text = await response.text();
+    assert.equal(response.status, 200, text);
+    assert.doesNotMatch(text, /corp-secret/, path);
+    return text;
+  };
+  const json = JSON.parse(await call("/v1/runs", { message: "One", complete: true }));
+  assert.equal(json.run.archiveError, "disk full writing [redacted]");
+  const streamed = await call("/v1/runs", { message: "Two", complete: true, stream: true });
+  assert.match(streamed, /"archiveError":"disk full writing \[redacted\]"/);
+  const idle = JSON.parse(await call("/v1/runs", { message: "Three" }));
+  const completed = JSON.parse(await call(`/v1/run-loops/${idle.run.runLoopId}/complete`, {}));
+  assert.equal(completed.archiveError, "disk full writing [redacted]");
+  // The operator's listener hears the error as it is: agent serve redacts what it prints.
+  assert.equal(heard.length, 3);
+  await handler.close();
+  await memory.close();
+});
+
 Deno.test("sessions: a file an earlier version left readable by all is made private when opened", async () => {
   const dir = await tempDir();
   const store = fileSessionStore({ dir });
