@@ -255,7 +255,14 @@ export async function openAcpSession(options: AcpSessionOptions): Promise<AcpSes
     }
   };
 
-  const loops: RunLoops = runLoops({ memory: prepared.memory });
+  const loops: RunLoops = runLoops({
+    memory: prepared.memory,
+    // The answer stands; the editor's log tells that memory failed (a full disk, a lock).
+    onArchiveError: (runLoopId, error) =>
+      options.log(
+        `agent: run loop ${runLoopId} was not archived in memory: ${prepared.redact(error)}`,
+      ),
+  });
   const driver: Driver = startPrepared(prepared, options.args, {
     // The editor's user answers what a rule or the mode asks.
     permission: { ...prepared.policy, ask },
