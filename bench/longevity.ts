@@ -147,9 +147,18 @@ console.log(
       RETENTION ? `by the CLI's default retention ${JSON.stringify(RETENTION)}` : "whole"
     }, in ${root}; load average at start ${load()} (${navigator.hardwareConcurrency} cores)`,
 );
-// Ctrl+C leaves nothing behind either (the services and CLI runs get it from the terminal too).
-Deno.addSignalListener("SIGINT", () => {
-  if (!flags.values.keep) Deno.removeSync(root, { recursive: true });
+// Ctrl+C leaves nothing behind either. The services and CLI runs get it from the terminal too:
+// what they still write as they stop is removed on a second try.
+Deno.addSignalListener("SIGINT", async () => {
+  for (let tries = 0; !flags.values.keep && tries < 20; tries++) {
+    try {
+      await Deno.remove(root, { recursive: true });
+      break;
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) break;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
   Deno.exit(130);
 });
 const started = performance.now();

@@ -263,8 +263,9 @@ Deno.test("run loops: a kept run loop memory never takes holds up no other; past
   const kept = await ended("Kept");
   full = false;
   await ended("Works");
+  await loops.archivePending(); // the pass: the refused one fails, and goes last
+  await ended("Works again"); // the next pass takes the others
   await loops.archivePending();
-  await loops.archivePending(); // the refused one went last; the next pass takes the others
   assert.equal((await memory.runLoop(kept))?.goal, "Kept");
   assert.equal(await memory.runLoop(refused), undefined);
   assert.equal((await loops.get(refused))?.goal, "Refused");
@@ -274,6 +275,54 @@ Deno.test("run loops: a kept run loop memory never takes holds up no other; past
   for (let i = 0; i < 100; i++) await ended(`Goal ${i}`);
   assert.equal(await loops.get(refused), undefined);
   assert.ok(heard.includes(`${refused}: given up: more than 100 run loops wait to be archived`));
+  await memory.close();
+});
+
+Deno.test("run loops: kept run loops are archived once each, off the path of the runs that end, and a prefix they share finds none", async () => {
+  const memory = await openMemory({ path: ":memory:" });
+  let full = true;
+  const gate = Promise.withResolvers<void>();
+  const calls: string[] = [];
+  const archive = memory.archive.bind(memory);
+  memory.archive = async (loop) => {
+    calls.push(loop.goal);
+    if (full) throw new Error("disk full");
+    if (loop.goal.startsWith("Kept")) await gate.promise; // the retries wait for the test
+    return await archive(loop);
+  };
+  const loops = runLoops({ memory });
+  const ended = async (goal: string) => {
+    const { runLoop } = await loops.place(goal, { fresh: true });
+    await loops.end(runLoop.id, "completed");
+    return runLoop.id;
+  };
+  const kept = [await ended("Kept 1"), await ended("Kept 2")];
+  // One active, one kept: the prefix both have (here, the empty one) finds neither.
+  const { runLoop: live } = await loops.place("Going", { fresh: true });
+  assert.equal(await loops.get(""), undefined);
+  assert.equal((await loops.get(live.id))?.goal, "Going");
+  full = false;
+  calls.length = 0;
+  // Two run loops end at once while the retries wait: both end, and the kept ones are tried once.
+  const ending = [
+    await loops.place("Now A", { fresh: true }),
+    await loops.place("Now B", { fresh: true }),
+  ];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stuck = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error("the runs' ends waited for the retries")), 5_000);
+  });
+  await Promise.race([
+    Promise.all(ending.map(({ runLoop }) => loops.end(runLoop.id, "completed"))),
+    stuck,
+  ]).finally(() => clearTimeout(timer));
+  await loops.end(live.id, "completed");
+  assert.deepEqual(calls.filter((goal) => goal.startsWith("Now")).sort(), ["Now A", "Now B"]);
+  gate.resolve();
+  await loops.archivePending();
+  assert.deepEqual(calls.filter((goal) => goal.startsWith("Kept")), ["Kept 1", "Kept 2"]);
+  for (const id of kept) assert.ok(await memory.runLoop(id));
+  assert.deepEqual(loops.kept(), []);
   await memory.close();
 });
 

@@ -263,6 +263,20 @@ Deno.test("service: a run whose run loop memory cannot archive succeeds with its
   const kept = await (await fetch(`${service.url}/v1/run-loops/${idle.run.runLoopId}`)).json();
   assert.equal(kept.status, "completed");
   assert.equal(heard.length, 3);
+
+  // A prefix an active run loop shares with a kept one names neither.
+  const first = idle.run.runLoopId.slice(0, 1);
+  let sharing: string | undefined;
+  for (let tries = 0; !sharing && tries < 400; tries++) {
+    const started = await (await post(`${service.url}/v1/runs`, { message: "Another" })).json();
+    if (started.run.runLoopId.startsWith(first)) sharing = started.run.runLoopId;
+  }
+  assert.ok(sharing, "an active run loop whose id starts as the kept one's");
+  assert.equal((await fetch(`${service.url}/v1/run-loops/${first}`)).status, 404);
+  const sent = await post(`${service.url}/v1/run-loops/${first}/messages`, { message: "Which?" });
+  assert.equal(sent.status, 404);
+  await sent.body?.cancel();
+  assert.equal((await fetch(`${service.url}/v1/run-loops/${sharing}`)).status, 200);
 });
 
 Deno.test("service: a message for a run loop that memory could not archive never goes to another client's", async () => {

@@ -107,11 +107,13 @@ export interface RunLoops {
     runLoopId: string,
     status: "completed" | "failed",
   ): Promise<RunLoopEndEvent>;
+  /** The run loops kept after memory could not archive them, oldest first. */
+  kept(): RunLoop[];
   /**
    * Archives the run loops ended and not archived yet (with `deferArchive`), in the order they
    * ended; rejects with the first failure once every one was tried. Resolves at once when there
-   * are none. First it tries those kept after memory could not archive them (without
-   * `deferArchive`), until one fails again.
+   * are none. First it waits for the pass archiving the kept run loops (without `deferArchive`),
+   * or makes one when the last archive worked, until one fails again.
    */
   archivePending(): Promise<void>;
 }
@@ -216,18 +218,25 @@ export function runLoops(options: RunLoopsOptions = {}): RunLoops {
       for (const [id, loop] of [...unarchived]) {
         if (!unarchived.has(id)) continue;
         const failure = await archive(loop);
-        unarchived.delete(id);
-        if (failure === undefined) continue;
-        unarchived.set(id, loop);
+        if (failure === undefined) {
+          unarchived.delete(id);
+          continue;
+        }
+        // Last, unless it was given up meanwhile.
+        if (unarchived.delete(id)) unarchived.set(id, loop);
         break;
       }
     })().finally(() => draining = undefined);
+  /** Whether the last archive worked: a pass is tried again only then. */
+  let working = true;
   /** Archives `loop`; what went wrong, when it did. */
   const archive = async (loop: RunLoop): Promise<string | undefined> => {
     try {
       await options.memory?.archive(loop);
+      working = true;
       return undefined;
     } catch (error) {
+      working = false;
       return (error instanceof Error && error.message) || String(error);
     }
   };
@@ -340,8 +349,12 @@ export function runLoops(options: RunLoopsOptions = {}): RunLoops {
       if (unarchived.size > 0) void drain();
       return ended;
     },
+    kept: () => [...unarchived.values()],
     async archivePending() {
-      if (unarchived.size > 0) await drain();
+      // The pass under way, or one more when the last archive worked (a memory still locked
+      // would only make its caller wait).
+      if (draining) await draining;
+      else if (unarchived.size > 0 && working) await drain();
       const archiving = pending;
       pending = [];
       let failure: unknown;

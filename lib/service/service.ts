@@ -213,9 +213,10 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
     }
     return driver;
   };
+  /** The active run loop of this id, or of a prefix no other active or kept run loop has. */
   const resolveActive = (id: string) => {
-    const matches = loops.active().filter((loop) => loop.id.startsWith(id));
-    return matches.length === 1 ? matches[0] : undefined;
+    const matches = [...loops.active(), ...loops.kept()].filter((loop) => loop.id.startsWith(id));
+    return matches.length === 1 && matches[0].status === "active" ? matches[0] : undefined;
   };
   /** Fails with `not_found` unless the run loop is active, archived or kept to be archived. */
   const known = async (id: string) => {
