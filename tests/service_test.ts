@@ -44,6 +44,30 @@ function post(
   });
 }
 
+/**
+ * Starts a one-shot run ("Write the notes", `complete`) and sends `message` to its run loop
+ * while the run loop's archive waits (`archiving` resolves as it starts, `release` lets it go
+ * on): the run loop's id, and the run's events to its end.
+ */
+async function queuedWhileArchiving(
+  url: string,
+  message: string,
+  gate: { archiving: PromiseWithResolvers<void>; release: PromiseWithResolvers<void> },
+): Promise<{ loopId: string; events: { id?: number; data: Json }[] }> {
+  const started = await post(`${url}/v1/runs`, {
+    message: "Write the notes",
+    complete: true,
+    stream: true,
+  });
+  const loopId = started.headers.get("x-run-loop-id")!;
+  const events = readSse(started);
+  await gate.archiving.promise;
+  const sent = await post(`${url}/v1/run-loops/${loopId}/messages`, { message });
+  assert.equal((await sent.json()).delivery, "queued");
+  gate.release.resolve();
+  return { loopId, events: await events };
+}
+
 /** Reads an SSE body to its end: each event's id and parsed data. */
 async function readSse(response: Response): Promise<{ id?: number; data: Json }[]> {
   const events: { id?: number; data: Json }[] = [];
@@ -188,20 +212,10 @@ Deno.test("service: a message after the last turn boundary runs next, in the sam
     return await archive(loop);
   };
   await using service = serveHandler({ model: openaiModel(model), memory });
-  const started = await post(`${service.url}/v1/runs`, {
-    message: "Write the notes",
-    complete: true,
-    stream: true,
+  const { events: all } = await queuedWhileArchiving(service.url, "Add dates", {
+    archiving,
+    release,
   });
-  const loopId = started.headers.get("x-run-loop-id")!;
-  const events = readSse(started);
-  await archiving.promise;
-  const sent = await post(`${service.url}/v1/run-loops/${loopId}/messages`, {
-    message: "Add dates",
-  });
-  assert.equal((await sent.json()).delivery, "queued");
-  release.resolve();
-  const all = await events;
   const results = all.filter((e) => e.data.type === "result").map((e) => e.data.text);
   assert.deepEqual(results, ["heard: Write the notes", "heard: Add dates"]);
   await memory.close();
@@ -295,20 +309,12 @@ Deno.test("service: a message for a run loop that memory could not archive never
   await using service = serveHandler({ model: openaiModel(model), memory, onArchiveError() {} });
   // Another client's run loop, idle.
   const other = await (await post(`${service.url}/v1/runs`, { message: "Notes of B" })).json();
-  const started = await post(`${service.url}/v1/runs`, {
-    message: "Write the notes",
-    complete: true,
-    stream: true,
+  const queued = await queuedWhileArchiving(service.url, "Also add the date", {
+    archiving,
+    release,
   });
-  const loopId = started.headers.get("x-run-loop-id")!;
-  const events = readSse(started);
-  await archiving.promise;
-  const sent = await post(`${service.url}/v1/run-loops/${loopId}/messages`, {
-    message: "Also add the date",
-  });
-  assert.equal((await sent.json()).delivery, "queued");
-  release.resolve();
-  const all = (await events).map((e) => e.data);
+  const { loopId } = queued;
+  const all = queued.events.map((e) => e.data);
   const placed = all.filter((e) => e.type === "run_loop_start");
   assert.equal(placed.length, 2);
   assert.equal(placed[1].decision, "reopened");
